@@ -1,0 +1,77 @@
+"""Compiler flags and target macros used by every dpquic target.
+
+All of our code builds as C++20 with warnings as errors. The CPU baseline is
+x86-64-v2 (SSE4.2, POPCNT): what DPDK's headers need, and what every x86 server
+built in the last decade has. ipsec-mb picks AVX2/AVX-512 at run time itself.
+"""
+
+load("@rules_cc//cc:defs.bzl", "cc_binary", "cc_library", "cc_test")
+
+DPQUIC_COPTS = [
+    "-std=c++20",
+    "-march=x86-64-v2",
+    "-Wall",
+    "-Wextra",
+    "-Werror",
+    "-Wshadow",
+    "-Wnon-virtual-dtor",
+    "-Wimplicit-fallthrough",
+    "-Wno-missing-field-initializers",
+]
+
+def _with_copts(kwargs):
+    kwargs["copts"] = DPQUIC_COPTS + kwargs.get("copts", [])
+    return kwargs
+
+def dpquic_cc_library(**kwargs):
+    cc_library(**_with_copts(kwargs))
+
+def dpquic_cc_binary(**kwargs):
+    cc_binary(**_with_copts(kwargs))
+
+def dpquic_cc_test(**kwargs):
+    cc_test(**_with_copts(kwargs))
+
+def dpquic_fuzz_target(name, srcs, corpus, deps = [], **kwargs):
+    """A libFuzzer target plus a test that replays its seed corpus.
+
+    `name` is a binary: under --config=fuzz it links libFuzzer's main and fuzzes
+    for real (`bazel run --config=fuzz //tests/fuzz:name -- ARGS`); in a normal
+    build it replays the files named on its command line. `name_corpus_test`
+    replays `corpus` in every `bazel test`.
+    """
+    cc_library(
+        name = name + "_lib",
+        srcs = srcs,
+        copts = DPQUIC_COPTS,
+        deps = deps,
+        testonly = True,
+        alwayslink = True,
+    )
+    cc_binary(
+        name = name,
+        copts = DPQUIC_COPTS,
+        testonly = True,
+        deps = [name + "_lib"] + select({
+            "//tools/bazel:fuzzing": [],
+            "//conditions:default": ["//tests/fuzz:corpus_replay_main"],
+        }),
+        linkopts = select({
+            "//tools/bazel:fuzzing": ["-fsanitize=fuzzer"],
+            "//conditions:default": [],
+        }),
+        **kwargs
+    )
+    native.filegroup(
+        name = name + "_corpus",
+        srcs = corpus,
+        testonly = True,
+    )
+    cc_test(
+        name = name + "_corpus_test",
+        copts = DPQUIC_COPTS,
+        deps = [name + "_lib", "//tests/fuzz:corpus_replay_main"],
+        data = [name + "_corpus"],
+        args = ["$(locations %s_corpus)" % name],
+        size = "small",
+    )

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Installs exactly the Debian 12 packages dpquic needs to build, test and
+# benchmark. Idempotent: installed packages are skipped, and `apt-get update`
+# runs only when something is missing. Works as root, or via sudo otherwise.
+set -euo pipefail
+
+packages=(
+  # Offline Bazel 4.2.3 and the rule sets the WORKSPACE points at.
+  bazel-bootstrap bazel-rules-cc bazel-rules-java bazel-platforms bazel-skylib
+  # Data path and protocol libraries.
+  libdpdk-dev dpdk
+  libipsec-mb-dev
+  android-libboringssl-dev
+  libnghttp3-dev
+  # Tests and benchmarks.
+  googletest libgtest-dev libbenchmark-dev
+  pkg-config
+  # Reference QUIC peers for interop tests.
+  ngtcp2-client ngtcp2-server
+  # Fuzzing and sanitizers (--config=fuzz, --config=asan).
+  clang-14 libclang-rt-14-dev
+  # Network namespaces for tests that leave loopback.
+  iproute2
+)
+
+if [[ "$(uname -s)" != Linux ]] || ! command -v dpkg-query >/dev/null; then
+  echo "setup.sh: needs Debian 12 (dpkg and apt-get); this system has neither" >&2
+  exit 2
+fi
+
+missing=()
+for pkg in "${packages[@]}"; do
+  status=$(dpkg-query -W -f='${db:Status-Abbrev}' "$pkg" 2>/dev/null || true)
+  [[ "$status" == ii* ]] || missing+=("$pkg")
+done
+
+if ((${#missing[@]} == 0)); then
+  echo "setup.sh: all ${#packages[@]} packages present"
+  exit 0
+fi
+
+if [[ $(id -u) -eq 0 ]]; then
+  as_root=()
+elif command -v sudo >/dev/null; then
+  as_root=(sudo)
+else
+  echo "setup.sh: missing ${missing[*]}; run as root or install sudo" >&2
+  exit 2
+fi
+
+echo "setup.sh: installing ${missing[*]}"
+"${as_root[@]}" apt-get update -q
+DEBIAN_FRONTEND=noninteractive "${as_root[@]}" apt-get install -y -q \
+  --no-install-recommends "${missing[@]}"
+echo "setup.sh: done"
