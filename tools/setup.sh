@@ -23,6 +23,17 @@ packages=(
   iproute2
 )
 
+if [[ $# -gt 0 ]]; then
+  case "$1" in
+    -h|--help)
+      echo "usage: tools/setup.sh"
+      echo "Installs the Debian 12 packages dpquic needs (skips installed ones):"
+      printf '  %s\n' "${packages[@]}"
+      exit 0 ;;
+    *) echo "setup.sh: unknown argument '$1' (try --help)" >&2; exit 2 ;;
+  esac
+fi
+
 if [[ "$(uname -s)" != Linux ]] || ! command -v dpkg-query >/dev/null; then
   echo "setup.sh: needs Debian 12 (dpkg and apt-get); this system has neither" >&2
   exit 2
