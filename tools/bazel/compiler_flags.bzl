@@ -40,17 +40,15 @@ def dpquic_fuzz_target(name, srcs, corpus, deps = [], **kwargs):
     build it replays the files named on its command line. `name_corpus_test`
     replays `corpus` in every `bazel test`.
     """
-    cc_library(
+    dpquic_cc_library(
         name = name + "_lib",
         srcs = srcs,
-        copts = DPQUIC_COPTS,
         deps = deps,
         testonly = True,
         alwayslink = True,
     )
-    cc_binary(
+    dpquic_cc_binary(
         name = name,
-        copts = DPQUIC_COPTS,
         testonly = True,
         deps = [name + "_lib"] + select({
             "//tools/bazel:fuzzing": [],
@@ -67,9 +65,8 @@ def dpquic_fuzz_target(name, srcs, corpus, deps = [], **kwargs):
         srcs = corpus,
         testonly = True,
     )
-    cc_test(
+    dpquic_cc_test(
         name = name + "_corpus_test",
-        copts = DPQUIC_COPTS,
         deps = [name + "_lib", "//tests/fuzz:corpus_replay_main"],
         data = [name + "_corpus"],
         args = ["$(locations %s_corpus)" % name],

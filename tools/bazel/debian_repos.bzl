@@ -5,7 +5,7 @@ remote_coverage_tools. Each rule here checks that the Debian package is
 installed and fails with one line naming it when it is not.
 """
 
-def missing_package(repository_ctx, package, what):
+def missing_package(package, what):
     """Fails the fetch with the one-line hint users need."""
     fail("dpquic: missing Debian package '%s' (no %s): run tools/setup.sh" % (package, what))
 
@@ -19,7 +19,7 @@ def _symlink_tree(repository_ctx, src, skip = []):
 def _debian_local_repository_impl(repository_ctx):
     path = repository_ctx.attr.path
     if not repository_ctx.path(path).exists:
-        missing_package(repository_ctx, repository_ctx.attr.package, path)
+        missing_package(repository_ctx.attr.package, path)
     _symlink_tree(repository_ctx, path, skip = ["WORKSPACE", "WORKSPACE.bazel"])
     repository_ctx.file("WORKSPACE", "workspace(name = \"%s\")\n" % repository_ctx.name)
 
@@ -43,7 +43,7 @@ def _adapt_to_bazel4(text):
 def _debian_rules_cc_impl(repository_ctx):
     root = "/usr/share/bazel/rules/cc"
     if not repository_ctx.path(root).exists:
-        missing_package(repository_ctx, "bazel-rules-cc", root)
+        missing_package("bazel-rules-cc", root)
     adapted_dir = "cc/private/rules_impl"
     adapted = ["compiler_flag.bzl", "cc_flags_supplier.bzl"]
     _symlink_tree(repository_ctx, root, skip = ["WORKSPACE", "cc"])

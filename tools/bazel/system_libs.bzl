@@ -24,17 +24,16 @@ cc_library(
 def _pkg_config(repository_ctx, module, flag):
     result = repository_ctx.execute(["pkg-config", flag, module])
     if result.return_code != 0:
-        missing_package(repository_ctx, repository_ctx.attr.package,
-                        "pkg-config module '%s'" % module)
+        missing_package(repository_ctx.attr.package, "pkg-config module '%s'" % module)
     return [flag for flag in result.stdout.strip().split(" ") if flag]
 
 def _system_library_impl(repository_ctx):
     attr = repository_ctx.attr
     for required in attr.required_files:
         if not repository_ctx.path(required).exists:
-            missing_package(repository_ctx, attr.package, required)
+            missing_package(attr.package, required)
     if attr.pkg_config and not repository_ctx.which("pkg-config"):
-        missing_package(repository_ctx, "pkg-config", "the pkg-config tool")
+        missing_package("pkg-config", "the pkg-config tool")
 
     include_dirs = list(attr.include_dirs)
     defines = []
