@@ -1,0 +1,194 @@
+#include "crypto/connection_keys.h"
+
+#include <openssl/mem.h>
+
+#include <cstring>
+
+#include "crypto/initial_secrets.h"
+
+namespace dpquic::crypto {
+
+KeyGeneration KeyPhase::classify(bool key_phase, uint64_t packet_number, bool have_previous) const {
+  if (key_phase == read_phase()) return KeyGeneration::kCurrent;
+  // Phases alternate, so the previous and the next generation share a phase
+  // bit; the packet number tells them apart.
+  if (have_previous && lowest_current_packet_number_ &&
+      packet_number < *lowest_current_packet_number_) {
+    return KeyGeneration::kPrevious;
+  }
+  return KeyGeneration::kNext;
+}
+
+void KeyPhase::on_current_opened(uint64_t packet_number) {
+  if (!lowest_current_packet_number_ || packet_number < *lowest_current_packet_number_) {
+    lowest_current_packet_number_ = packet_number;
+  }
+}
+
+bool KeyPhase::advance_read(uint64_t packet_number) {
+  ++read_generation_;
+  lowest_current_packet_number_ = packet_number;
+  return write_generation_ < read_generation_;
+}
+
+void ConnectionKeys::Secret::wipe() {
+  OPENSSL_cleanse(bytes.data(), bytes.size());
+  length = 0;
+}
+
+ConnectionKeys::ConnectionKeys(const MbManager& mb, wire::Role role, uint32_t version)
+    : mb_(mb), role_(role), version_(version) {}
+
+ConnectionKeys::~ConnectionKeys() {
+  for (int level = 0; level < kEncryptionLevelCount; ++level) {
+    discard(static_cast<EncryptionLevel>(level));
+  }
+}
+
+bool ConnectionKeys::install_initial_keys(std::span<const uint8_t> client_dcid) {
+  InitialSecrets secrets;
+  if (!derive_initial_secrets(version_, client_dcid, secrets)) return false;
+  const bool client = role_ == wire::Role::kClient;
+  return install_secret(EncryptionLevel::kInitial, Direction::kWrite, kInitialCipherSuite,
+                        client ? secrets.client : secrets.server) &&
+         install_secret(EncryptionLevel::kInitial, Direction::kRead, kInitialCipherSuite,
+                        client ? secrets.server : secrets.client);
+}
+
+bool ConnectionKeys::install_secret(EncryptionLevel level, Direction direction, CipherSuite suite,
+                                    std::span<const uint8_t> secret) {
+  DirectionKeys& target = slot(level, direction);
+  target.keys.wipe();
+  target.secret.wipe();
+  if (secret.size() != secret_length(suite)) return false;
+  if (!target.keys.derive(mb_, suite, version_, secret)) return false;
+  std::memcpy(target.secret.bytes.data(), secret.data(), secret.size());
+  target.secret.length = secret.size();
+  if (level != EncryptionLevel::kApplication) return true;
+
+  // 1-RTT keys start at generation 0 in both directions.
+  if (direction == Direction::kRead) {
+    next_read_.wipe();
+    next_read_secret_.wipe();
+    previous_read_.wipe();
+    key_phase_.reset();
+    if (!prepare_next_read()) {
+      target.keys.wipe();
+      target.secret.wipe();
+      return false;
+    }
+  }
+  return true;
+}
+
+bool ConnectionKeys::prepare_next_read() {
+  const DirectionKeys& current = slot(EncryptionLevel::kApplication, Direction::kRead);
+  const CipherSuite suite = current.keys.suite();
+  next_read_secret_.length = current.secret.length;
+  return derive_next_secret(suite, version_, current.secret.view(), next_read_secret_.view()) &&
+         next_read_.derive(mb_, suite, version_, next_read_secret_.view());
+}
+
+void ConnectionKeys::discard(EncryptionLevel level) {
+  for (Direction direction : {Direction::kRead, Direction::kWrite}) {
+    DirectionKeys& target = slot(level, direction);
+    target.keys.wipe();
+    target.secret.wipe();
+  }
+  if (level == EncryptionLevel::kApplication) wipe_key_update_state();
+}
+
+void ConnectionKeys::wipe_key_update_state() {
+  next_read_.wipe();
+  next_read_secret_.wipe();
+  previous_read_.wipe();
+  previous_read_expiry_ = 0;
+  key_phase_.reset();
+}
+
+bool ConnectionKeys::has_keys(EncryptionLevel level, Direction direction) const {
+  return slot(level, direction).keys.installed();
+}
+
+const PacketKeys* ConnectionKeys::write_keys(EncryptionLevel level) const {
+  const PacketKeys& keys = slot(level, Direction::kWrite).keys;
+  return keys.installed() ? &keys : nullptr;
+}
+
+const HeaderProtectionKey* ConnectionKeys::read_header_protection(EncryptionLevel level) const {
+  const PacketKeys& keys = slot(level, Direction::kRead).keys;
+  return keys.installed() ? &keys.header_protection() : nullptr;
+}
+
+std::span<const uint8_t> ConnectionKeys::secret(EncryptionLevel level, Direction direction) const {
+  return slot(level, direction).secret.view();
+}
+
+void ConnectionKeys::discard_expired_keys(uint64_t now) {
+  if (previous_read_.installed() && now >= previous_read_expiry_) previous_read_.wipe();
+}
+
+ReadKeySelection ConnectionKeys::select_read_key(EncryptionLevel level, bool key_phase,
+                                                 uint64_t packet_number, uint64_t now) {
+  const PacketKeys& current = slot(level, Direction::kRead).keys;
+  if (!current.installed()) return {};
+  if (level != EncryptionLevel::kApplication) return {&current.aead(), KeyGeneration::kCurrent};
+
+  discard_expired_keys(now);
+  const KeyGeneration generation =
+      key_phase_.classify(key_phase, packet_number, previous_read_.installed());
+  switch (generation) {
+    case KeyGeneration::kCurrent: return {&current.aead(), generation};
+    case KeyGeneration::kPrevious: return {&previous_read_, generation};
+    case KeyGeneration::kNext: return {next_read_.installed() ? &next_read_ : nullptr, generation};
+  }
+  return {};
+}
+
+bool ConnectionKeys::on_packet_opened(EncryptionLevel level, KeyGeneration generation,
+                                      uint64_t packet_number, uint64_t now, uint64_t pto) {
+  if (level != EncryptionLevel::kApplication || generation == KeyGeneration::kPrevious) {
+    return true;
+  }
+  if (generation == KeyGeneration::kCurrent) {
+    key_phase_.on_current_opened(packet_number);
+    return true;
+  }
+  DirectionKeys& read = slot(EncryptionLevel::kApplication, Direction::kRead);
+  if (!read.keys.installed() || !next_read_.installed()) return false;
+  // previous <- current <- next; the secret moves on with the keys and the
+  // generation after next is derived now, ready for the following flip.
+  read.keys.aead().move_to(previous_read_);
+  previous_read_expiry_ = now + 3 * pto;
+  next_read_.move_to(read.keys.aead());
+  std::memcpy(read.secret.bytes.data(), next_read_secret_.bytes.data(), read.secret.length);
+  const bool peer_started = key_phase_.advance_read(packet_number);
+  if (!prepare_next_read()) return false;
+  return !peer_started || update_write_keys();
+}
+
+bool ConnectionKeys::initiate_key_update() {
+  if (!slot(EncryptionLevel::kApplication, Direction::kRead).keys.installed() ||
+      key_phase_.update_pending()) {
+    return false;
+  }
+  return update_write_keys();
+}
+
+bool ConnectionKeys::update_write_keys() {
+  DirectionKeys& write = slot(EncryptionLevel::kApplication, Direction::kWrite);
+  if (!write.keys.installed()) return false;
+  const CipherSuite suite = write.keys.suite();
+  // The header protection key stays (RFC 9001 §6); only the AEAD key and IV
+  // move to the next generation, and the old secret is overwritten.
+  if (!derive_next_secret(suite, version_, write.secret.view(), write.secret.view()) ||
+      !write.keys.aead().derive(mb_, suite, version_, write.secret.view())) {
+    write.keys.wipe();
+    write.secret.wipe();
+    return false;
+  }
+  key_phase_.advance_write();
+  return true;
+}
+
+}  // namespace dpquic::crypto

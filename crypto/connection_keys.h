@@ -1,0 +1,169 @@
+#pragma once
+// All packet protection keys of one connection: per encryption level and
+// direction, plus 1-RTT key updates (RFC 9001 §6).
+//
+// ConnectionKeys is the SecretSink the TLS handshake installs secrets into.
+// It is sans-IO like the rest of quic/: time comes in as `now` (any unit,
+// e.g. microseconds) and the PTO in the same unit; nothing here reads a
+// clock. Secrets and keys are wiped (OPENSSL_cleanse) when discarded, when
+// rotated out and on destruction.
+//
+// Receiving a 1-RTT packet, in order:
+//   1. remove header protection with read_header_protection(kApplication);
+//   2. decode the packet number, read the key phase bit;
+//   3. select_read_key(key_phase, packet_number, now) and open with it;
+//   4. on success, on_packet_opened(generation, packet_number, now, pto),
+//      which commits a key update the peer started (and answers it).
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+
+#include "crypto/header_protection.h"
+#include "crypto/mb_manager.h"
+#include "crypto/packet_keys.h"
+#include "crypto/secret_sink.h"
+#include "crypto/types.h"
+#include "quic/wire/role.h"
+
+namespace dpquic::crypto {
+
+// Which 1-RTT read key generation a received packet belongs to.
+enum class KeyGeneration : uint8_t { kPrevious, kCurrent, kNext };
+
+struct ReadKeySelection {
+  const AeadKey* key = nullptr;  // null: no key for this packet, drop it
+  KeyGeneration generation = KeyGeneration::kCurrent;
+};
+
+// Key phase bookkeeping for 1-RTT keys: generation numbers only, no key
+// material. The key phase bit is the generation's low bit.
+class KeyPhase {
+ public:
+  uint64_t read_generation() const { return read_generation_; }
+  uint64_t write_generation() const { return write_generation_; }
+  bool read_phase() const { return (read_generation_ & 1) != 0; }
+  bool write_phase() const { return (write_generation_ & 1) != 0; }
+  // We started an update the peer has not answered yet (no packet in the
+  // new phase received): another one must wait (RFC 9001 §6.1).
+  bool update_pending() const { return write_generation_ > read_generation_; }
+
+  // Which generation a packet with `key_phase` and `packet_number` uses
+  // (RFC 9001 §6.3, §6.5): its own phase is the current keys; the other
+  // phase is the previous keys for packets older than the first one opened
+  // in the current phase, and the next keys otherwise.
+  KeyGeneration classify(bool key_phase, uint64_t packet_number, bool have_previous) const;
+
+  void on_current_opened(uint64_t packet_number);
+  // A packet opened with the next keys: the read side moves on. Returns true
+  // if the write side must follow (the peer started the update).
+  bool advance_read(uint64_t packet_number);
+  void advance_write() { ++write_generation_; }
+  void reset() { *this = KeyPhase(); }
+
+ private:
+  uint64_t read_generation_ = 0;
+  uint64_t write_generation_ = 0;
+  // Lowest packet number opened with the current read keys.
+  std::optional<uint64_t> lowest_current_packet_number_;
+};
+
+class ConnectionKeys final : public SecretSink {
+ public:
+  // `mb` expands key schedules at install and must outlive this object.
+  ConnectionKeys(const MbManager& mb, wire::Role role, uint32_t version);
+  ~ConnectionKeys() override;
+  ConnectionKeys(const ConnectionKeys&) = delete;
+  ConnectionKeys& operator=(const ConnectionKeys&) = delete;
+
+  // Version whose labels keys installed from now on use (after compatible
+  // version negotiation, RFC 9369 §4.1; Initial keys of the original version
+  // stay as they are until reinstalled).
+  void set_version(uint32_t version) { version_ = version; }
+  uint32_t version() const { return version_; }
+
+  // RFC 9001 §5.2: Initial keys of both directions from the client's first
+  // Destination Connection ID. A client calls it again after a Retry.
+  bool install_initial_keys(std::span<const uint8_t> client_dcid);
+
+  // SecretSink: installs one direction of a level. For 1-RTT read keys the
+  // next generation is derived at once, ready for a key phase flip.
+  bool install_secret(EncryptionLevel level, Direction direction, CipherSuite suite,
+                      std::span<const uint8_t> secret) override;
+
+  // Wipes both directions of `level` (RFC 9001 §4.9).
+  void discard(EncryptionLevel level);
+
+  bool has_keys(EncryptionLevel level, Direction direction) const;
+  // The keys to seal with at `level`, or null. For 1-RTT these are the
+  // current write generation's; mark short headers with write_key_phase().
+  const PacketKeys* write_keys(EncryptionLevel level) const;
+  const HeaderProtectionKey* read_header_protection(EncryptionLevel level) const;
+
+  // The AEAD key for a received packet (key_phase only matters at
+  // kApplication). Drops previous 1-RTT read keys whose time is up.
+  ReadKeySelection select_read_key(EncryptionLevel level, bool key_phase, uint64_t packet_number,
+                                   uint64_t now);
+  // Call after a packet opened. Opening with the next generation commits the
+  // peer's key update: the current read keys become the previous ones, kept
+  // until now + 3 * pto (RFC 9001 §6.5), and the write keys follow if the
+  // peer started it (§6.2).
+  bool on_packet_opened(EncryptionLevel level, KeyGeneration generation, uint64_t packet_number,
+                        uint64_t now, uint64_t pto);
+
+  // Starts a key update of our own (RFC 9001 §6.1): new write keys now, the
+  // read side follows when the peer answers. The caller checks the
+  // handshake is confirmed and a packet of the current phase was
+  // acknowledged; this refuses while an update of ours is unanswered.
+  bool initiate_key_update();
+
+  bool write_key_phase() const { return key_phase_.write_phase(); }
+  bool read_key_phase() const { return key_phase_.read_phase(); }
+  const KeyPhase& key_phase() const { return key_phase_; }
+  bool has_previous_read_key() const { return previous_read_.installed(); }
+  // Drops the previous 1-RTT read keys once now >= their expiry.
+  void discard_expired_keys(uint64_t now);
+
+  // The current traffic secret of one direction (empty if none): for
+  // diagnostics and tests. Points into storage that is wiped on discard.
+  std::span<const uint8_t> secret(EncryptionLevel level, Direction direction) const;
+
+ private:
+  struct Secret {
+    std::array<uint8_t, kMaxSecretLength> bytes{};
+    size_t length = 0;
+    std::span<const uint8_t> view() const { return {bytes.data(), length}; }
+    std::span<uint8_t> view() { return {bytes.data(), length}; }
+    void wipe();
+  };
+  struct DirectionKeys {
+    PacketKeys keys;
+    Secret secret;
+  };
+
+  DirectionKeys& slot(EncryptionLevel level, Direction direction) {
+    return slots_[static_cast<size_t>(level)][direction == Direction::kWrite ? 1 : 0];
+  }
+  const DirectionKeys& slot(EncryptionLevel level, Direction direction) const {
+    return slots_[static_cast<size_t>(level)][direction == Direction::kWrite ? 1 : 0];
+  }
+  bool prepare_next_read();
+  bool update_write_keys();
+  void wipe_key_update_state();
+
+  const MbManager& mb_;
+  const wire::Role role_;
+  uint32_t version_;
+  DirectionKeys slots_[kEncryptionLevelCount][2];
+
+  // 1-RTT key update state.
+  KeyPhase key_phase_;
+  AeadKey next_read_;
+  Secret next_read_secret_;
+  AeadKey previous_read_;
+  uint64_t previous_read_expiry_ = 0;
+};
+
+}  // namespace dpquic::crypto
