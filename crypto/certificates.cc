@@ -21,29 +21,14 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "crypto/ssl_errors.h"
+
 namespace dpquic::crypto {
 namespace {
 
 constexpr int kMinRsaBits = 2048;
 constexpr long kNotBeforeSkewSeconds = 60 * 60;
 constexpr long kValiditySeconds = 365L * 24 * 60 * 60;
-
-[[noreturn]] void fail(std::string_view source, std::string_view problem) {
-  std::string message(source);
-  message += ": ";
-  message += problem;
-  throw std::runtime_error(message);
-}
-
-// The most recent BoringSSL error as text, and a clear queue afterwards.
-std::string last_ssl_error() {
-  uint32_t code = ERR_peek_last_error();
-  ERR_clear_error();
-  if (code == 0) return "unknown error";
-  char buffer[256];
-  ERR_error_string_n(code, buffer, sizeof(buffer));
-  return buffer;
-}
 
 bool last_error_is_no_pem_block() {
   uint32_t code = ERR_peek_last_error();
@@ -63,7 +48,8 @@ bool contains_pem_header(std::string_view text) {
 
 std::vector<bssl::UniquePtr<X509>> parse_certificates(std::string_view pem,
                                                       std::string_view source) {
-  if (!contains_pem_header(pem)) fail(source, "not a PEM file (no \"-----BEGIN\" line)");
+  if (!contains_pem_header(pem))
+    throw_configuration_error(source, "not a PEM file (no \"-----BEGIN\" line)");
   bssl::UniquePtr<BIO> bio = memory_bio(pem);
   std::vector<bssl::UniquePtr<X509>> chain;
   ERR_clear_error();
@@ -75,12 +61,13 @@ std::vector<bssl::UniquePtr<X509>> parse_certificates(std::string_view pem,
         ERR_clear_error();
         break;
       }
-      fail(source, "malformed CERTIFICATE block #" + std::to_string(chain.size() + 1) + ": " +
-                       last_ssl_error());
+      throw_configuration_error(source, "malformed CERTIFICATE block #" +
+                                            std::to_string(chain.size() + 1) + ": " +
+                                            last_ssl_error());
     }
     chain.push_back(std::move(certificate));
   }
-  if (chain.empty()) fail(source, "no CERTIFICATE block found");
+  if (chain.empty()) throw_configuration_error(source, "no CERTIFICATE block found");
   return chain;
 }
 
@@ -92,15 +79,17 @@ bssl::UniquePtr<EVP_PKEY> parse_private_key(std::string_view pem, std::string_vi
   if (key != nullptr) return key;
   if (pem.find("ENCRYPTED") != std::string_view::npos) {
     ERR_clear_error();
-    fail(source, "encrypted private keys are not supported; store the key unencrypted");
+    throw_configuration_error(
+        source, "encrypted private keys are not supported; store the key unencrypted");
   }
   if (last_error_is_no_pem_block()) {
     ERR_clear_error();
-    fail(source,
-         "no private key block found (expected PRIVATE KEY, EC PRIVATE KEY or RSA "
-         "PRIVATE KEY)");
+    throw_configuration_error(
+        source,
+        "no private key block found (expected PRIVATE KEY, EC PRIVATE KEY or RSA "
+        "PRIVATE KEY)");
   }
-  fail(source, "malformed private key: " + last_ssl_error());
+  throw_configuration_error(source, "malformed private key: " + last_ssl_error());
 }
 
 KeyType classify_key(EVP_PKEY* key, std::string_view source) {
@@ -110,30 +99,34 @@ KeyType classify_key(EVP_PKEY* key, std::string_view source) {
       int curve = group == nullptr ? NID_undef : EC_GROUP_get_curve_name(group);
       if (curve != NID_X9_62_prime256v1) {
         const char* name = OBJ_nid2sn(curve);
-        fail(source, std::string("unsupported key type: ECDSA on curve ") +
-                         (name != nullptr ? name : "unknown") + " (only P-256 is supported)");
+        throw_configuration_error(source, std::string("unsupported key type: ECDSA on curve ") +
+                                              (name != nullptr ? name : "unknown") +
+                                              " (only P-256 is supported)");
       }
       return KeyType::kEcdsaP256;
     }
     case EVP_PKEY_ED25519: return KeyType::kEd25519;
     case EVP_PKEY_RSA:
       if (EVP_PKEY_bits(key) < kMinRsaBits) {
-        fail(source, "unsupported key type: RSA key of " + std::to_string(EVP_PKEY_bits(key)) +
-                         " bits (at least " + std::to_string(kMinRsaBits) + " required)");
+        throw_configuration_error(
+            source, "unsupported key type: RSA key of " + std::to_string(EVP_PKEY_bits(key)) +
+                        " bits (at least " + std::to_string(kMinRsaBits) + " required)");
       }
       return KeyType::kRsa;
     default: {
       const char* name = OBJ_nid2sn(EVP_PKEY_id(key));
-      fail(source, std::string("unsupported key type ") + (name != nullptr ? name : "unknown") +
-                       " (supported: ECDSA P-256, Ed25519, RSA)");
+      throw_configuration_error(source, std::string("unsupported key type ") +
+                                            (name != nullptr ? name : "unknown") +
+                                            " (supported: ECDSA P-256, Ed25519, RSA)");
     }
   }
 }
 
 void add_extension(X509* certificate, int nid, void* value, bool critical) {
   if (X509_add1_ext_i2d(certificate, nid, value, critical ? 1 : 0, X509V3_ADD_DEFAULT) != 1) {
-    fail("self-signed certificate",
-         "cannot add extension " + std::string(OBJ_nid2sn(nid)) + ": " + last_ssl_error());
+    throw_configuration_error(
+        "self-signed certificate",
+        "cannot add extension " + std::string(OBJ_nid2sn(nid)) + ": " + last_ssl_error());
   }
 }
 
@@ -145,12 +138,12 @@ void add_subject_alt_names(X509* certificate) {
     if (name == nullptr || value == nullptr) {
       GENERAL_NAME_free(name);
       ASN1_STRING_free(value);
-      fail("self-signed certificate", "out of memory building subjectAltName");
+      throw_configuration_error("self-signed certificate", "out of memory building subjectAltName");
     }
     GENERAL_NAME_set0_value(name, type, value);
     if (sk_GENERAL_NAME_push(names.get(), name) == 0) {
       GENERAL_NAME_free(name);
-      fail("self-signed certificate", "out of memory building subjectAltName");
+      throw_configuration_error("self-signed certificate", "out of memory building subjectAltName");
     }
   };
   auto string_value = [](int asn1_type, const void* data, size_t length) -> ASN1_STRING* {
@@ -172,7 +165,7 @@ void add_subject_alt_names(X509* certificate) {
 
 void add_leaf_extensions(X509* certificate) {
   bssl::UniquePtr<BASIC_CONSTRAINTS> constraints(BASIC_CONSTRAINTS_new());
-  if (constraints == nullptr) fail("self-signed certificate", "out of memory");
+  if (constraints == nullptr) throw_configuration_error("self-signed certificate", "out of memory");
   constraints->ca = 0;
   add_extension(certificate, NID_basic_constraints, constraints.get(), true);
 
@@ -184,7 +177,7 @@ void add_leaf_extensions(X509* certificate) {
       sk_ASN1_OBJECT_new_null(), EXTENDED_KEY_USAGE_free);
   if (extended == nullptr ||
       sk_ASN1_OBJECT_push(extended.get(), OBJ_nid2obj(NID_server_auth)) == 0) {
-    fail("self-signed certificate", "out of memory");
+    throw_configuration_error("self-signed certificate", "out of memory");
   }
   add_extension(certificate, NID_ext_key_usage, extended.get(), false);
 
@@ -212,12 +205,12 @@ std::string read_file_or_throw(const std::string& path, std::string_view what) {
   std::ifstream file(path, std::ios::binary);
   if (!file) {
     int error = errno;
-    fail(path, std::string("cannot open ") + std::string(what) + ": " +
-                   (error != 0 ? std::strerror(error) : "unknown error"));
+    throw_configuration_error(path, std::string("cannot open ") + std::string(what) + ": " +
+                                        (error != 0 ? std::strerror(error) : "unknown error"));
   }
   std::ostringstream contents;
   contents << file.rdbuf();
-  if (file.bad()) fail(path, std::string("cannot read ") + std::string(what));
+  if (file.bad()) throw_configuration_error(path, std::string("cannot read ") + std::string(what));
   return contents.str();
 }
 
@@ -237,14 +230,15 @@ CertificateChain CertificateChain::from_pem(std::string_view certificate_pem,
                                             std::string_view key_pem, std::string_view key_source) {
   std::vector<bssl::UniquePtr<X509>> chain =
       parse_certificates(certificate_pem, certificate_source);
-  if (!contains_pem_header(key_pem)) fail(key_source, "not a PEM file (no \"-----BEGIN\" line)");
+  if (!contains_pem_header(key_pem))
+    throw_configuration_error(key_source, "not a PEM file (no \"-----BEGIN\" line)");
   bssl::UniquePtr<EVP_PKEY> key = parse_private_key(key_pem, key_source);
   KeyType key_type = classify_key(key.get(), key_source);
   ERR_clear_error();
   if (X509_check_private_key(chain.front().get(), key.get()) != 1) {
     ERR_clear_error();
-    fail(key_source,
-         "private key does not match the first certificate in " + std::string(certificate_source));
+    throw_configuration_error(key_source, "private key does not match the first certificate in " +
+                                              std::string(certificate_source));
   }
   return CertificateChain(std::move(chain), std::move(key), key_type);
 }
@@ -255,12 +249,12 @@ CertificateChain CertificateChain::generate_self_signed(std::string_view common_
   bssl::UniquePtr<EVP_PKEY> key(EVP_PKEY_new());
   if (ec_key == nullptr || key == nullptr || EC_KEY_generate_key(ec_key.get()) != 1 ||
       EVP_PKEY_assign_EC_KEY(key.get(), ec_key.release()) != 1) {
-    fail(kSource, "cannot generate a P-256 key: " + last_ssl_error());
+    throw_configuration_error(kSource, "cannot generate a P-256 key: " + last_ssl_error());
   }
 
   bssl::UniquePtr<X509> certificate(X509_new());
   if (certificate == nullptr || X509_set_version(certificate.get(), X509_VERSION_3) != 1) {
-    fail(kSource, "cannot create X509: " + last_ssl_error());
+    throw_configuration_error(kSource, "cannot create X509: " + last_ssl_error());
   }
 
   // RFC 5280 §4.1.2.2: positive, at most 20 octets. 128 random bits with the
@@ -271,12 +265,12 @@ CertificateChain CertificateChain::generate_self_signed(std::string_view common_
   bssl::UniquePtr<BIGNUM> serial(BN_bin2bn(serial_bytes, sizeof(serial_bytes), nullptr));
   if (serial == nullptr ||
       BN_to_ASN1_INTEGER(serial.get(), X509_get_serialNumber(certificate.get())) == nullptr) {
-    fail(kSource, "cannot set serial number: " + last_ssl_error());
+    throw_configuration_error(kSource, "cannot set serial number: " + last_ssl_error());
   }
 
   if (X509_gmtime_adj(X509_getm_notBefore(certificate.get()), -kNotBeforeSkewSeconds) == nullptr ||
       X509_gmtime_adj(X509_getm_notAfter(certificate.get()), kValiditySeconds) == nullptr) {
-    fail(kSource, "cannot set validity: " + last_ssl_error());
+    throw_configuration_error(kSource, "cannot set validity: " + last_ssl_error());
   }
 
   bssl::UniquePtr<X509_NAME> name(X509_NAME_new());
@@ -288,13 +282,13 @@ CertificateChain CertificateChain::generate_self_signed(std::string_view common_
       X509_set_subject_name(certificate.get(), name.get()) != 1 ||
       X509_set_issuer_name(certificate.get(), name.get()) != 1 ||
       X509_set_pubkey(certificate.get(), key.get()) != 1) {
-    fail(kSource, "cannot set subject: " + last_ssl_error());
+    throw_configuration_error(kSource, "cannot set subject: " + last_ssl_error());
   }
 
   add_leaf_extensions(certificate.get());
 
   if (X509_sign(certificate.get(), key.get(), EVP_sha256()) == 0) {
-    fail(kSource, "cannot sign: " + last_ssl_error());
+    throw_configuration_error(kSource, "cannot sign: " + last_ssl_error());
   }
 
   std::vector<bssl::UniquePtr<X509>> chain;
@@ -306,7 +300,8 @@ std::string CertificateChain::sha256_fingerprint() const {
   uint8_t digest[EVP_MAX_MD_SIZE];
   unsigned int length = 0;
   if (X509_digest(leaf(), EVP_sha256(), digest, &length) != 1) {
-    fail("certificate", "cannot compute SHA-256 fingerprint: " + last_ssl_error());
+    throw_configuration_error("certificate",
+                              "cannot compute SHA-256 fingerprint: " + last_ssl_error());
   }
   static constexpr char kHex[] = "0123456789ABCDEF";
   std::string text;
@@ -325,7 +320,7 @@ std::string CertificateChain::leaf_pem() const {
   size_t length = 0;
   if (bio == nullptr || PEM_write_bio_X509(bio.get(), leaf()) != 1 ||
       BIO_mem_contents(bio.get(), &contents, &length) != 1) {
-    fail("certificate", "cannot encode as PEM: " + last_ssl_error());
+    throw_configuration_error("certificate", "cannot encode as PEM: " + last_ssl_error());
   }
   return std::string(reinterpret_cast<const char*>(contents), length);
 }

@@ -15,26 +15,12 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "crypto/ssl_errors.h"
+
 namespace dpquic::crypto {
 namespace {
 
 constexpr size_t kReplayProbeLength = 8;
-
-[[noreturn]] void fail(std::string_view what, std::string_view problem) {
-  std::string message(what);
-  message += ": ";
-  message += problem;
-  throw std::runtime_error(message);
-}
-
-std::string last_ssl_error() {
-  uint32_t code = ERR_peek_last_error();
-  ERR_clear_error();
-  if (code == 0) return "unknown error";
-  char buffer[256];
-  ERR_error_string_n(code, buffer, sizeof(buffer));
-  return buffer;
-}
 
 int context_ex_index() {
   static const int index = SSL_CTX_get_ex_new_index(0, nullptr, nullptr, nullptr, nullptr);
@@ -43,11 +29,11 @@ int context_ex_index() {
 
 // RFC 7301 §3.1 protocol name list: each name 1..255 bytes, length-prefixed.
 std::vector<uint8_t> encode_alpn(const std::vector<std::string>& protocols, std::string_view what) {
-  if (protocols.empty()) fail(what, "ALPN list is empty (QUIC requires ALPN)");
+  if (protocols.empty()) throw_configuration_error(what, "ALPN list is empty (QUIC requires ALPN)");
   std::vector<uint8_t> wire;
   for (const std::string& protocol : protocols) {
     if (protocol.empty() || protocol.size() > 255) {
-      fail(what, "ALPN protocol \"" + protocol + "\" must be 1 to 255 bytes");
+      throw_configuration_error(what, "ALPN protocol \"" + protocol + "\" must be 1 to 255 bytes");
     }
     wire.push_back(static_cast<uint8_t>(protocol.size()));
     wire.insert(wire.end(), protocol.begin(), protocol.end());
@@ -104,8 +90,9 @@ bool EarlyDataReplayFilter::admit(std::span<const uint8_t> identity, uint64_t no
 
 // --- TlsContext ---------------------------------------------------------------
 
-TlsContext::TlsContext(TlsRole role) : role_(role), ctx_(SSL_CTX_new(TLS_method())) {
-  if (ctx_ == nullptr) fail("TLS context", "SSL_CTX_new failed: " + last_ssl_error());
+TlsContext::TlsContext(wire::Role role) : role_(role), ctx_(SSL_CTX_new(TLS_method())) {
+  if (ctx_ == nullptr)
+    throw_configuration_error("TLS context", "SSL_CTX_new failed: " + last_ssl_error());
   SSL_CTX_set_ex_data(ctx_.get(), context_ex_index(), this);
 }
 
@@ -123,7 +110,7 @@ int TlsContext::session_cache_key_index() {
 }
 
 std::unique_ptr<TlsContext> TlsContext::create_server(const TlsServerConfig& config) {
-  std::unique_ptr<TlsContext> context(new TlsContext(TlsRole::kServer));
+  std::unique_ptr<TlsContext> context(new TlsContext(wire::Role::kServer));
   context->configure_common(config.alpn_protocols, config.early_data_enabled, config.groups,
                             config.keylog_file);
   context->configure_server(config);
@@ -131,7 +118,7 @@ std::unique_ptr<TlsContext> TlsContext::create_server(const TlsServerConfig& con
 }
 
 std::unique_ptr<TlsContext> TlsContext::create_client(const TlsClientConfig& config) {
-  std::unique_ptr<TlsContext> context(new TlsContext(TlsRole::kClient));
+  std::unique_ptr<TlsContext> context(new TlsContext(wire::Role::kClient));
   context->configure_common(config.alpn_protocols, config.early_data_enabled, config.groups,
                             config.keylog_file);
   context->configure_client(config);
@@ -140,19 +127,20 @@ std::unique_ptr<TlsContext> TlsContext::create_client(const TlsClientConfig& con
 
 void TlsContext::configure_common(const std::vector<std::string>& alpn, bool early_data,
                                   const std::string& groups, const std::string& keylog_file) {
-  const char* what = role_ == TlsRole::kServer ? "TLS server" : "TLS client";
+  const char* what = role_ == wire::Role::kServer ? "TLS server" : "TLS client";
   SSL_CTX* ctx = ctx_.get();
   // QUIC requires TLS 1.3 (RFC 9001 §4.2); the suites are BoringSSL's fixed
   // TLS 1.3 list, exactly the three QUIC defines.
   if (SSL_CTX_set_min_proto_version(ctx, TLS1_3_VERSION) != 1 ||
       SSL_CTX_set_max_proto_version(ctx, TLS1_3_VERSION) != 1) {
-    fail(what, "cannot restrict to TLS 1.3: " + last_ssl_error());
+    throw_configuration_error(what, "cannot restrict to TLS 1.3: " + last_ssl_error());
   }
   alpn_wire_ = encode_alpn(alpn, what);
   early_data_enabled_ = early_data;
   SSL_CTX_set_early_data_enabled(ctx, early_data ? 1 : 0);
   if (!groups.empty() && SSL_CTX_set1_curves_list(ctx, groups.c_str()) != 1) {
-    fail(what, "invalid key exchange groups \"" + groups + "\": " + last_ssl_error());
+    throw_configuration_error(
+        what, "invalid key exchange groups \"" + groups + "\": " + last_ssl_error());
   }
   if (!keylog_file.empty()) {
     // Secrets: owner-only, appended so several contexts (cores) can share it.
@@ -160,7 +148,8 @@ void TlsContext::configure_common(const std::vector<std::string>& alpn, bool ear
     if (fd < 0 || (keylog_ = ::fdopen(fd, "a")) == nullptr) {
       int error = errno;
       if (fd >= 0) ::close(fd);
-      fail(keylog_file, std::string("cannot open SSLKEYLOGFILE: ") + std::strerror(error));
+      throw_configuration_error(keylog_file,
+                                std::string("cannot open SSLKEYLOGFILE: ") + std::strerror(error));
     }
     SSL_CTX_set_keylog_callback(ctx, on_keylog_line);
   }
@@ -168,19 +157,22 @@ void TlsContext::configure_common(const std::vector<std::string>& alpn, bool ear
 
 void TlsContext::configure_server(const TlsServerConfig& config) {
   SSL_CTX* ctx = ctx_.get();
-  if (config.certificate == nullptr) fail("TLS server", "no certificate configured");
+  if (config.certificate == nullptr)
+    throw_configuration_error("TLS server", "no certificate configured");
   const CertificateChain& chain = *config.certificate;
   if (SSL_CTX_use_certificate(ctx, chain.leaf()) != 1 ||
       SSL_CTX_use_PrivateKey(ctx, chain.private_key()) != 1) {
-    fail("TLS server", "cannot use certificate: " + last_ssl_error());
+    throw_configuration_error("TLS server", "cannot use certificate: " + last_ssl_error());
   }
   for (size_t i = 1; i < chain.chain().size(); ++i) {
     if (SSL_CTX_add1_chain_cert(ctx, chain.chain()[i].get()) != 1) {
-      fail("TLS server", "cannot add intermediate certificate: " + last_ssl_error());
+      throw_configuration_error("TLS server",
+                                "cannot add intermediate certificate: " + last_ssl_error());
     }
   }
   if (SSL_CTX_check_private_key(ctx) != 1) {
-    fail("TLS server", "private key does not match certificate: " + last_ssl_error());
+    throw_configuration_error("TLS server",
+                              "private key does not match certificate: " + last_ssl_error());
   }
   SSL_CTX_set_alpn_select_cb(ctx, select_alpn, this);
 
@@ -190,7 +182,7 @@ void TlsContext::configure_server(const TlsServerConfig& config) {
   if (config.ticket_keys.has_value() &&
       SSL_CTX_set_tlsext_ticket_keys(ctx, config.ticket_keys->data(), config.ticket_keys->size()) !=
           1) {
-    fail("TLS server", "cannot set ticket keys: " + last_ssl_error());
+    throw_configuration_error("TLS server", "cannot set ticket keys: " + last_ssl_error());
   }
   if (config.early_data_enabled) {
     replay_filter_.emplace(config.replay_filter_capacity);
@@ -202,7 +194,7 @@ void TlsContext::configure_client(const TlsClientConfig& config) {
   SSL_CTX* ctx = ctx_.get();
   // Unusual convention: SSL_CTX_set_alpn_protos returns 0 on success.
   if (SSL_CTX_set_alpn_protos(ctx, alpn_wire_.data(), alpn_wire_.size()) != 0) {
-    fail("TLS client", "cannot set ALPN: " + last_ssl_error());
+    throw_configuration_error("TLS client", "cannot set ALPN: " + last_ssl_error());
   }
   if (config.verification == PeerVerification::kInsecureNoVerify) {
     SSL_CTX_set_verify(ctx, SSL_VERIFY_NONE, nullptr);
@@ -221,14 +213,16 @@ void TlsContext::configure_client(const TlsClientConfig& config) {
       }
     }
     if (anchors.empty()) {
-      fail("TLS client",
-           "no trusted certificate configured: set trusted_certificates_file or "
-           "trusted_certificates_pem, or choose PeerVerification::kInsecureNoVerify explicitly");
+      throw_configuration_error(
+          "TLS client",
+          "no trusted certificate configured: set trusted_certificates_file or "
+          "trusted_certificates_pem, or choose PeerVerification::kInsecureNoVerify explicitly");
     }
     X509_STORE* store = SSL_CTX_get_cert_store(ctx);
     for (const auto& anchor : anchors) {
       if (X509_STORE_add_cert(store, anchor.get()) != 1) {
-        fail("TLS client", "cannot add trusted certificate: " + last_ssl_error());
+        throw_configuration_error("TLS client",
+                                  "cannot add trusted certificate: " + last_ssl_error());
       }
     }
     SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, nullptr);
@@ -243,7 +237,7 @@ void TlsContext::configure_client(const TlsClientConfig& config) {
   };
   if (SSL_CTX_set_verify_algorithm_prefs(ctx, kVerifyAlgorithms,
                                          sizeof(kVerifyAlgorithms) / sizeof(uint16_t)) != 1) {
-    fail("TLS client", "cannot set signature algorithms: " + last_ssl_error());
+    throw_configuration_error("TLS client", "cannot set signature algorithms: " + last_ssl_error());
   }
   session_cache_capacity_ = config.session_cache_capacity;
   if (session_cache_capacity_ > 0) {

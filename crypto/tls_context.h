@@ -43,10 +43,9 @@
 #include <vector>
 
 #include "crypto/certificates.h"
+#include "quic/wire/role.h"
 
 namespace dpquic::crypto {
-
-enum class TlsRole : uint8_t { kServer, kClient };
 
 // How the client checks the server's certificate. There is deliberately no
 // "system store" default: this engine runs offline and against test
@@ -136,7 +135,7 @@ class TlsContext {
   TlsContext& operator=(const TlsContext&) = delete;
   ~TlsContext();
 
-  TlsRole role() const { return role_; }
+  wire::Role role() const { return role_; }
   SSL_CTX* ssl_ctx() const { return ctx_.get(); }
   bool early_data_enabled() const { return early_data_enabled_; }
   bool verify_peer() const { return verify_peer_; }
@@ -154,7 +153,7 @@ class TlsContext {
   static int session_cache_key_index();
 
  private:
-  explicit TlsContext(TlsRole role);
+  explicit TlsContext(wire::Role role);
   void configure_common(const std::vector<std::string>& alpn, bool early_data,
                         const std::string& groups, const std::string& keylog_file);
   void configure_server(const TlsServerConfig& config);
@@ -166,7 +165,7 @@ class TlsContext {
   static int on_new_session(SSL* ssl, SSL_SESSION* session);
   static void on_keylog_line(const SSL* ssl, const char* line);
 
-  TlsRole role_;
+  wire::Role role_;
   bssl::UniquePtr<SSL_CTX> ctx_;
   std::vector<uint8_t> alpn_wire_;  // length-prefixed, in preference order
   bool early_data_enabled_ = false;

@@ -64,7 +64,7 @@ const SSL_QUIC_METHOD TlsSession::kQuicMethod = {
     TlsSession::on_set_read_secret, TlsSession::on_set_write_secret,
     TlsSession::on_add_handshake_data, TlsSession::on_flush_flight, TlsSession::on_send_alert};
 
-TlsSession::TlsSession(TlsContext& context, SecretSink& sink, TlsRole role)
+TlsSession::TlsSession(TlsContext& context, SecretSink& sink, wire::Role role)
     : context_(context), sink_(sink), role_(role), ssl_(SSL_new(context.ssl_ctx())) {
   if (ssl_ == nullptr) {
     fail(kTlsInternalError, "SSL_new failed");
@@ -78,7 +78,7 @@ TlsSession::TlsSession(TlsContext& context, SecretSink& sink, TlsRole role)
   // QUIC v1 (RFC 9001 §8.2): extension code point 0x39, not the draft one.
   SSL_set_quic_use_legacy_codepoint(ssl_.get(), 0);
   SSL_set_early_data_enabled(ssl_.get(), context.early_data_enabled() ? 1 : 0);
-  if (role == TlsRole::kServer) {
+  if (role == wire::Role::kServer) {
     SSL_set_accept_state(ssl_.get());
   } else {
     SSL_set_connect_state(ssl_.get());
@@ -88,8 +88,8 @@ TlsSession::TlsSession(TlsContext& context, SecretSink& sink, TlsRole role)
 TlsSession::~TlsSession() = default;
 
 std::unique_ptr<TlsSession> TlsSession::create_server(TlsContext& context, SecretSink& sink) {
-  std::unique_ptr<TlsSession> session(new TlsSession(context, sink, TlsRole::kServer));
-  if (!session->failed() && context.role() != TlsRole::kServer) {
+  std::unique_ptr<TlsSession> session(new TlsSession(context, sink, wire::Role::kServer));
+  if (!session->failed() && context.role() != wire::Role::kServer) {
     session->fail(kTlsInternalError, "server session on a client TLS context");
   }
   return session;
@@ -97,9 +97,9 @@ std::unique_ptr<TlsSession> TlsSession::create_server(TlsContext& context, Secre
 
 std::unique_ptr<TlsSession> TlsSession::create_client(TlsContext& context, SecretSink& sink,
                                                       std::string_view server_name) {
-  std::unique_ptr<TlsSession> session(new TlsSession(context, sink, TlsRole::kClient));
+  std::unique_ptr<TlsSession> session(new TlsSession(context, sink, wire::Role::kClient));
   if (session->failed()) return session;
-  if (context.role() != TlsRole::kClient) {
+  if (context.role() != wire::Role::kClient) {
     session->fail(kTlsInternalError, "client session on a server TLS context");
     return session;
   }
@@ -170,7 +170,7 @@ bool TlsSession::set_local_transport_parameters(std::span<const uint8_t> encoded
 
 bool TlsSession::set_early_data_context(std::span<const uint8_t> context) {
   if (failed()) return false;
-  if (role_ != TlsRole::kServer) {
+  if (role_ != wire::Role::kServer) {
     fail(kTlsInternalError, "the early data context is a server setting");
     return false;
   }
@@ -381,7 +381,7 @@ std::optional<CipherSuite> TlsSession::cipher_suite() const {
 }
 
 std::string_view TlsSession::server_name() const {
-  if (role_ == TlsRole::kClient) return server_name_;
+  if (role_ == wire::Role::kClient) return server_name_;
   const char* name =
       ssl_ == nullptr ? nullptr : SSL_get_servername(ssl_.get(), TLSEXT_NAMETYPE_host_name);
   return name == nullptr ? std::string_view() : std::string_view(name);

@@ -102,7 +102,7 @@ class TlsSession {
   size_t max_incoming_bytes(EncryptionLevel level) const;
 
   // --- State -------------------------------------------------------------------
-  TlsRole role() const { return role_; }
+  wire::Role role() const { return role_; }
   bool handshake_complete() const { return handshake_complete_; }
   bool failed() const { return error_code_ != 0; }
   // 0 while not failed; else 0x01, 0x0a, 0x0d or 0x100 + TLS alert.
@@ -146,7 +146,7 @@ class TlsSession {
     size_t sent = 0;  // bytes[0, sent) were consumed
   };
 
-  TlsSession(TlsContext& context, SecretSink& sink, TlsRole role);
+  TlsSession(TlsContext& context, SecretSink& sink, wire::Role role);
   void fail(uint64_t code, std::string reason);
   void fail_from_ssl_error(uint64_t fallback_code, std::string_view what);
   bool install(EncryptionLevel level, Direction direction, const SSL_CIPHER* cipher,
@@ -166,7 +166,7 @@ class TlsSession {
 
   TlsContext& context_;
   SecretSink& sink_;
-  TlsRole role_;
+  wire::Role role_;
   bssl::UniquePtr<SSL> ssl_;
   std::string server_name_;  // client: also the session cache key
   std::vector<uint8_t> remembered_transport_parameters_;

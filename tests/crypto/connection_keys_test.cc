@@ -12,19 +12,14 @@
 #include "crypto/aead_burst.h"
 #include "crypto/header_protection.h"
 #include "quic/wire/version.h"
+#include "tests/util/hex.h"
 
 namespace dpquic::crypto {
 namespace {
 
-using Bytes = std::vector<uint8_t>;
+using ::dpquic::testing::from_hex;
 
-Bytes from_hex(std::string hex) {
-  std::erase(hex, ' ');
-  Bytes bytes(hex.size() / 2);
-  for (size_t i = 0; i < bytes.size(); ++i)
-    bytes[i] = std::stoul(hex.substr(2 * i, 2), nullptr, 16);
-  return bytes;
-}
+using Bytes = std::vector<uint8_t>;
 
 bool all_zero(const void* data, size_t length) {
   const auto* bytes = static_cast<const uint8_t*>(data);

@@ -11,17 +11,12 @@
 #include "crypto/mb_manager.h"
 #include "crypto/packet_keys.h"
 #include "quic/wire/version.h"
+#include "tests/util/hex.h"
 
 namespace dpquic::crypto {
 namespace {
 
-std::vector<uint8_t> from_hex(std::string hex) {
-  std::erase(hex, ' ');
-  std::vector<uint8_t> bytes(hex.size() / 2);
-  for (size_t i = 0; i < bytes.size(); ++i)
-    bytes[i] = std::stoul(hex.substr(2 * i, 2), nullptr, 16);
-  return bytes;
-}
+using ::dpquic::testing::from_hex;
 
 template <typename Bytes>
 std::vector<uint8_t> to_vector(const Bytes& bytes, size_t length) {

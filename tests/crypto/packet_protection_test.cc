@@ -13,20 +13,14 @@
 #include "crypto/mb_manager.h"
 #include "crypto/packet_keys.h"
 #include "quic/wire/version.h"
+#include "tests/util/hex.h"
 
 namespace dpquic::crypto {
 namespace {
 
-using Bytes = std::vector<uint8_t>;
+using ::dpquic::testing::from_hex;
 
-Bytes from_hex(std::string hex) {
-  std::erase(hex, ' ');
-  std::erase(hex, '\n');
-  Bytes bytes(hex.size() / 2);
-  for (size_t i = 0; i < bytes.size(); ++i)
-    bytes[i] = std::stoul(hex.substr(2 * i, 2), nullptr, 16);
-  return bytes;
-}
+using Bytes = std::vector<uint8_t>;
 
 Bytes concat(const Bytes& a, const Bytes& b) {
   Bytes out = a;

@@ -8,19 +8,14 @@
 #include <vector>
 
 #include "quic/wire/version.h"
+#include "tests/util/hex.h"
 
 namespace dpquic::crypto {
 namespace {
 
-using Bytes = std::vector<uint8_t>;
+using ::dpquic::testing::from_hex;
 
-Bytes from_hex(std::string hex) {
-  std::erase(hex, ' ');
-  Bytes bytes(hex.size() / 2);
-  for (size_t i = 0; i < bytes.size(); ++i)
-    bytes[i] = std::stoul(hex.substr(2 * i, 2), nullptr, 16);
-  return bytes;
-}
+using Bytes = std::vector<uint8_t>;
 
 const wire::ConnectionId kOriginalDcid{from_hex("8394c8f03e515708")};
 const Bytes kRetryV1 =

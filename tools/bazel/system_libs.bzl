@@ -36,7 +36,7 @@ def _system_library_impl(repository_ctx):
         missing_package("pkg-config", "the pkg-config tool")
 
     include_dirs = list(attr.include_dirs)
-    defines = []
+    defines = list(attr.defines)
     linkopts = []
     if attr.pkg_config:
         for flag in _pkg_config(repository_ctx, attr.pkg_config, "--cflags"):
@@ -84,6 +84,7 @@ system_library = repository_rule(
             default = ["/nonexistent"],
             doc = "Include directories under these prefixes are linked and exported.",
         ),
+        "defines": attr.string_list(doc = "Preprocessor defines for every dependent."),
         "linkopts": attr.string_list(doc = "Extra link flags."),
         "visibility_to": attr.string_list(
             default = ["//visibility:public"],
@@ -112,6 +113,10 @@ def dpquic_system_libraries():
         name = "ipsec_mb",
         package = "libipsec-mb-dev",
         required_files = ["/usr/include/intel-ipsec-mb.h", _MULTIARCH_LIB_DIR + "/libIPSec_MB.so"],
+        # Drops ipsec-mb's pre-0.53 macro names (SHA1, MD5, AES...), which
+        # would otherwise rename BoringSSL's functions in any file that
+        # includes both.
+        defines = ["NO_COMPAT_IMB_API_053"],
         linkopts = [_MULTIARCH_LIB_DIR + "/libIPSec_MB.so"],
     )
     system_library(

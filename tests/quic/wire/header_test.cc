@@ -7,32 +7,14 @@
 #include <vector>
 
 #include "quic/wire/packet_number.h"
+#include "tests/util/hex.h"
 
 namespace dpquic::wire {
 namespace {
 
-using Bytes = std::vector<uint8_t>;
+using ::dpquic::testing::from_hex;
 
-Bytes hex(std::string_view text) {
-  Bytes out;
-  int high = -1;
-  for (const char c : text) {
-    int nibble;
-    if (c >= '0' && c <= '9')
-      nibble = c - '0';
-    else if (c >= 'a' && c <= 'f')
-      nibble = c - 'a' + 10;
-    else
-      continue;
-    if (high < 0) {
-      high = nibble;
-    } else {
-      out.push_back(static_cast<uint8_t>(high << 4 | nibble));
-      high = -1;
-    }
-  }
-  return out;
-}
+using Bytes = std::vector<uint8_t>;
 
 Bytes concat(std::initializer_list<Bytes> parts) {
   Bytes out;
@@ -44,23 +26,23 @@ bool same(std::span<const uint8_t> a, const Bytes& b) {
   return std::equal(a.begin(), a.end(), b.begin(), b.end());
 }
 
-const Bytes kClientDcid = hex("8394c8f03e515708");
-const Bytes kServerScid = hex("f067a5502a4262b5");
+const Bytes kClientDcid = from_hex("8394c8f03e515708");
+const Bytes kServerScid = from_hex("f067a5502a4262b5");
 
 // RFC 9001 A.2: the CRYPTO frame, PADDING up to a 1162-byte payload, and the
 // AEAD tag (the last 16 bytes of the protected packet).
 Bytes client_initial_body() {
-  Bytes body =
-      hex("060040f1010000ed0303ebf8fa56f12939b9584a3896472ec40bb863cfd3e868"
-          "04fe3a47f06a2b69484c000004130113 02010000c000000010000e00000b6578"
-          "616d706c652e636f6dff01000100000a 00080006001d00170018001000070005"
-          "04616c706e0005000501000000000033 00260024001d00209370b2c9caa47fba"
-          "baf4559fedba753de171fa71f50f1ce1 5d43e994ec74d748002b000302030400"
-          "0d0010000e0403050306030203080408 050806002d00020101001c0002400100"
-          "3900320408ffffffffffffffff050480 00ffff07048000ffff08011001048000"
-          "75300901100f088394c8f03e51570806 048000ffff");
+  Bytes body = from_hex(
+      "060040f1010000ed0303ebf8fa56f12939b9584a3896472ec40bb863cfd3e868"
+      "04fe3a47f06a2b69484c000004130113 02010000c000000010000e00000b6578"
+      "616d706c652e636f6dff01000100000a 00080006001d00170018001000070005"
+      "04616c706e0005000501000000000033 00260024001d00209370b2c9caa47fba"
+      "baf4559fedba753de171fa71f50f1ce1 5d43e994ec74d748002b000302030400"
+      "0d0010000e0403050306030203080408 050806002d00020101001c0002400100"
+      "3900320408ffffffffffffffff050480 00ffff07048000ffff08011001048000"
+      "75300901100f088394c8f03e51570806 048000ffff");
   body.resize(1162, 0x00);
-  const Bytes tag = hex("e221af44860018ab0856972e194cd934");
+  const Bytes tag = from_hex("e221af44860018ab0856972e194cd934");
   body.insert(body.end(), tag.begin(), tag.end());
   return body;
 }
@@ -68,22 +50,22 @@ Bytes client_initial_body() {
 // RFC 9001 A.3: ACK + CRYPTO payload (99 bytes) and the AEAD tag (the last
 // 16 bytes of the protected packet).
 Bytes server_initial_body() {
-  return hex(
+  return from_hex(
       "02000000000600405a020000560303eefce7f7b37ba1d1632e96677825ddf739"
       "88cfc79825df566dc5430b9a045a1200130100002e00330024001d00209d3c94"
       "0d89690b84d08a60993c144eca684d1081287c834d5311bcf32bb9da1a002b00"
       "020304 3d20398c276456cbc42158407dd074ee");
 }
 
-const Bytes kV1ClientHeader = hex("c300000001088394c8f03e5157080000449e00000002");
-const Bytes kV2ClientHeader = hex("d36b3343cf088394c8f03e5157080000449e00000002");
-const Bytes kV1ServerHeader = hex("c1000000010008f067a5502a4262b50040750001");
-const Bytes kV2ServerHeader = hex("d16b3343cf0008f067a5502a4262b50040750001");
+const Bytes kV1ClientHeader = from_hex("c300000001088394c8f03e5157080000449e00000002");
+const Bytes kV2ClientHeader = from_hex("d36b3343cf088394c8f03e5157080000449e00000002");
+const Bytes kV1ServerHeader = from_hex("c1000000010008f067a5502a4262b50040750001");
+const Bytes kV2ServerHeader = from_hex("d16b3343cf0008f067a5502a4262b50040750001");
 const Bytes kV1Retry =
-    hex("ff000000010008f067a5502a4262b5746f6b656e04a265ba2eff4d829058fb3f0f2496ba");
+    from_hex("ff000000010008f067a5502a4262b5746f6b656e04a265ba2eff4d829058fb3f0f2496ba");
 // RFC 9369 A.4.
 const Bytes kV2Retry =
-    hex("cf6b3343cf0008f067a5502a4262b5746f6b656ec8646ce8bfe33952d955543665dcc7b6");
+    from_hex("cf6b3343cf0008f067a5502a4262b5746f6b656ec8646ce8bfe33952d955543665dcc7b6");
 
 void expect_client_initial(uint32_t version, const Bytes& header_bytes) {
   const Bytes packet = concat({header_bytes, client_initial_body()});
@@ -148,7 +130,7 @@ void expect_retry(uint32_t version, const Bytes& packet, const Bytes& tag) {
   EXPECT_EQ(header.version, version);
   EXPECT_TRUE(header.dcid.empty());
   EXPECT_TRUE(same(header.scid, kServerScid));
-  EXPECT_TRUE(same(header.token, hex("746f6b656e")));  // "token"
+  EXPECT_TRUE(same(header.token, from_hex("746f6b656e")));  // "token"
   EXPECT_TRUE(same(header.retry_integrity_tag, tag));
   EXPECT_EQ(header.packet_size, packet.size());
   EXPECT_FALSE(header.has_packet_number());
@@ -156,7 +138,7 @@ void expect_retry(uint32_t version, const Bytes& packet, const Bytes& tag) {
   // Encoding the same fields reproduces the packet byte for byte.
   std::array<uint8_t, 64> buffer{};
   ByteWriter writer(buffer);
-  ASSERT_TRUE(encode_retry_without_tag(writer, version, {}, kServerScid, hex("746f6b656e"),
+  ASSERT_TRUE(encode_retry_without_tag(writer, version, {}, kServerScid, from_hex("746f6b656e"),
                                        packet[0] & 0x0f));
   ASSERT_TRUE(writer.write_bytes(tag));
   EXPECT_TRUE(same(writer.written(), packet));
@@ -175,16 +157,16 @@ TEST(HeaderTest, Rfc9369ServerInitialUnprotected) {
   expect_server_initial(kVersion2, kV2ServerHeader);
 }
 TEST(HeaderTest, Rfc9001Retry) {
-  expect_retry(kVersion1, kV1Retry, hex("04a265ba2eff4d829058fb3f0f2496ba"));
+  expect_retry(kVersion1, kV1Retry, from_hex("04a265ba2eff4d829058fb3f0f2496ba"));
 }
 TEST(HeaderTest, Rfc9369Retry) {
-  expect_retry(kVersion2, kV2Retry, hex("c8646ce8bfe33952d955543665dcc7b6"));
+  expect_retry(kVersion2, kV2Retry, from_hex("c8646ce8bfe33952d955543665dcc7b6"));
 }
 
 // Step 1 works on the protected bytes: the RFC 9001 A.2 protected header.
 TEST(HeaderTest, FieldsReadableBeforeHeaderProtectionRemoval) {
   const Bytes packet =
-      concat({hex("c000000001088394c8f03e5157080000449e7b9aec34"), client_initial_body()});
+      concat({from_hex("c000000001088394c8f03e5157080000449e7b9aec34"), client_initial_body()});
   ParsedHeader header;
   ASSERT_EQ(parse_packet_header(packet, 0, header), WireError::kOk);
   EXPECT_EQ(header.first_byte, 0xc0);
@@ -226,8 +208,8 @@ TEST(HeaderTest, EncodesRfcInitialHeaders) {
 }
 
 TEST(HeaderTest, LongHeaderRoundTrip) {
-  const Bytes token = hex("0102030405060708090a");
-  const Bytes scid = hex("aabbcc");
+  const Bytes token = from_hex("0102030405060708090a");
+  const Bytes scid = from_hex("aabbcc");
   for (const uint32_t version : {kVersion1, kVersion2}) {
     for (const PacketType type :
          {PacketType::kInitial, PacketType::kZeroRtt, PacketType::kHandshake}) {
@@ -274,7 +256,7 @@ TEST(HeaderTest, LongHeaderRoundTrip) {
 
 // RFC 9001 A.5: unprotected short header 4200bff4, packet number 654360564.
 TEST(HeaderTest, Rfc9001ShortHeader) {
-  const Bytes packet = hex("4200bff4 655e5cd55c41f69080575d7999c25a5bfb");
+  const Bytes packet = from_hex("4200bff4 655e5cd55c41f69080575d7999c25a5bfb");
   ParsedHeader header;
   ASSERT_EQ(parse_packet_header(packet, 0, header), WireError::kOk);
   EXPECT_FALSE(header.long_header);
@@ -284,7 +266,7 @@ TEST(HeaderTest, Rfc9001ShortHeader) {
   EXPECT_EQ(header.packet_size, 21u);
   std::span<const uint8_t> sample;
   ASSERT_EQ(header_protection_sample(packet, header, sample), WireError::kOk);
-  EXPECT_TRUE(same(sample, hex("5e5cd55c41f69080575d7999c25a5bfb")));
+  EXPECT_TRUE(same(sample, from_hex("5e5cd55c41f69080575d7999c25a5bfb")));
 
   PacketNumberFields fields;
   ASSERT_EQ(decode_packet_number_fields(packet, header, 654360563, fields), WireError::kOk);
@@ -303,7 +285,7 @@ TEST(HeaderTest, Rfc9001ShortHeader) {
   out.packet_number_length = 3;
   EncodedHeader encoded;
   ASSERT_TRUE(encode_short_header(writer, out, encoded));
-  EXPECT_TRUE(same(writer.written(), hex("4200bff4")));
+  EXPECT_TRUE(same(writer.written(), from_hex("4200bff4")));
   EXPECT_EQ(encoded.header_size, 4u);
   EXPECT_EQ(encoded.length_width, 0u);
 }
@@ -356,7 +338,7 @@ TEST(HeaderTest, TypeBitsDifferBetweenV1AndV2) {
   // The same first byte 0xe3 (type bits 0b10) is Handshake in v1, 0-RTT in v2.
   for (const auto& [version, expected] :
        {std::pair{kVersion1, PacketType::kHandshake}, std::pair{kVersion2, PacketType::kZeroRtt}}) {
-    Bytes packet = hex("e3 00000000 00 00 05 00000000 00");
+    Bytes packet = from_hex("e3 00000000 00 00 05 00000000 00");
     packet[1] = static_cast<uint8_t>(version >> 24);
     packet[2] = static_cast<uint8_t>(version >> 16);
     packet[3] = static_cast<uint8_t>(version >> 8);
@@ -389,7 +371,7 @@ TEST(HeaderTest, TruncationAtEveryOffsetDrops) {
     }
   }
   // A short header needs its DCID in step 1 and the packet number in step 2.
-  const Bytes short_packet = hex("43 0102030405060708 0000bff4 01");
+  const Bytes short_packet = from_hex("43 0102030405060708 0000bff4 01");
   for (size_t n = 0; n < short_packet.size(); ++n) {
     const auto prefix = std::span(short_packet).first(n);
     ParsedHeader header;
@@ -423,7 +405,7 @@ TEST(HeaderTest, NonZeroReservedBitsAreProtocolViolationAfterUnprotect) {
     EXPECT_EQ(fields.reserved_bits, first & 0x0c);
   }
   for (const uint8_t first : {0x4a, 0x52}) {  // short: 0x08 and 0x10
-    Bytes packet = hex("4200bff4 655e5cd55c41f69080575d7999c25a5bfb");
+    Bytes packet = from_hex("4200bff4 655e5cd55c41f69080575d7999c25a5bfb");
     packet[0] = first;
     ParsedHeader header;
     ASSERT_EQ(parse_packet_header(packet, 0, header), WireError::kOk);
@@ -436,20 +418,22 @@ TEST(HeaderTest, NonZeroReservedBitsAreProtocolViolationAfterUnprotect) {
 
 TEST(HeaderTest, ConnectionIdLongerThan20Dropped) {
   Bytes cid21(21, 0x11);
-  const Bytes long_dcid = concat({hex("c3 00000001 15"), cid21, hex("00 00 05 00000000 00")});
-  const Bytes long_scid = concat({hex("c3 00000001 00 15"), cid21, hex("00 05 00000000 00")});
+  const Bytes long_dcid =
+      concat({from_hex("c3 00000001 15"), cid21, from_hex("00 00 05 00000000 00")});
+  const Bytes long_scid =
+      concat({from_hex("c3 00000001 00 15"), cid21, from_hex("00 05 00000000 00")});
   ParsedHeader header;
   EXPECT_EQ(parse_packet_header(long_dcid, 0, header), WireError::kDrop);
   EXPECT_EQ(parse_packet_header(long_scid, 0, header), WireError::kDrop);
   const Bytes twenty =
-      concat({hex("c3 00000001 14"), Bytes(20, 0x11), hex("00 00 05 00000000 00")});
+      concat({from_hex("c3 00000001 14"), Bytes(20, 0x11), from_hex("00 00 05 00000000 00")});
   EXPECT_EQ(parse_packet_header(twenty, 0, header), WireError::kOk);
   EXPECT_EQ(header.dcid.size(), 20u);
-  EXPECT_EQ(parse_packet_header(hex("40 00"), 21, header), WireError::kDrop);
+  EXPECT_EQ(parse_packet_header(from_hex("40 00"), 21, header), WireError::kDrop);
 
   // Unknown versions keep the RFC 8999 invariants, with CIDs up to 255 bytes.
-  const Bytes unknown =
-      concat({hex("c0 1a2a3a4a 15"), cid21, hex("ff"), Bytes(255, 0x22), hex("0102")});
+  const Bytes unknown = concat(
+      {from_hex("c0 1a2a3a4a 15"), cid21, from_hex("ff"), Bytes(255, 0x22), from_hex("0102")});
   ASSERT_EQ(parse_packet_header(unknown, 0, header), WireError::kOk);
   EXPECT_TRUE(header.long_header);
   EXPECT_FALSE(header.known_version);
@@ -469,7 +453,7 @@ TEST(HeaderTest, ConnectionIdLongerThan20Dropped) {
 }
 
 TEST(HeaderTest, ClientInitialDcidShorterThan8Dropped) {
-  const Bytes seven = concat({hex("c3 00000001 07 01020304050607 00 00 05 00000000 00")});
+  const Bytes seven = concat({from_hex("c3 00000001 07 01020304050607 00 00 05 00000000 00")});
   ParsedHeader header;
   ASSERT_EQ(parse_packet_header(seven, 0, header), WireError::kOk);
   EXPECT_EQ(check_client_initial_dcid(header), WireError::kDrop);
@@ -481,26 +465,27 @@ TEST(HeaderTest, MalformedHeadersDropped) {
   ParsedHeader header;
   EXPECT_EQ(parse_packet_header({}, 0, header), WireError::kDrop);
   // Fixed bit clear, long and short.
-  EXPECT_EQ(parse_packet_header(hex("83 00000001 00 00 00 05 00000000 00"), 0, header),
+  EXPECT_EQ(parse_packet_header(from_hex("83 00000001 00 00 00 05 00000000 00"), 0, header),
             WireError::kDrop);
-  EXPECT_EQ(parse_packet_header(hex("03 00000000"), 0, header), WireError::kDrop);
+  EXPECT_EQ(parse_packet_header(from_hex("03 00000000"), 0, header), WireError::kDrop);
   // Length beyond the datagram.
-  EXPECT_EQ(parse_packet_header(hex("e3 00000001 00 00 06 00000000 00"), 0, header),
+  EXPECT_EQ(parse_packet_header(from_hex("e3 00000001 00 00 06 00000000 00"), 0, header),
             WireError::kDrop);
   // Token length beyond the datagram.
-  EXPECT_EQ(parse_packet_header(hex("c3 00000001 00 00 09 0102"), 0, header), WireError::kDrop);
+  EXPECT_EQ(parse_packet_header(from_hex("c3 00000001 00 00 09 0102"), 0, header),
+            WireError::kDrop);
   // Retry with an empty token: only the tag follows the SCID.
-  EXPECT_EQ(parse_packet_header(concat({hex("f0 00000001 00 00"), Bytes(16, 0)}), 0, header),
+  EXPECT_EQ(parse_packet_header(concat({from_hex("f0 00000001 00 00"), Bytes(16, 0)}), 0, header),
             WireError::kDrop);
   // Version Negotiation is recognised (its body is parsed elsewhere).
-  ASSERT_EQ(parse_packet_header(hex("80 00000000 00 00 00000001"), 0, header), WireError::kOk);
+  ASSERT_EQ(parse_packet_header(from_hex("80 00000000 00 00 00000001"), 0, header), WireError::kOk);
   EXPECT_EQ(header.type, PacketType::kVersionNegotiation);
   EXPECT_FALSE(header.has_packet_number());
 }
 
 TEST(HeaderTest, PacketNumberStepRejectsInconsistentInput) {
   // Length 1 cannot hold a 4-byte packet number.
-  const Bytes packet = hex("e3 00000001 00 00 01 00");
+  const Bytes packet = from_hex("e3 00000001 00 00 01 00");
   ParsedHeader header;
   ASSERT_EQ(parse_packet_header(packet, 0, header), WireError::kOk);
   PacketNumberFields pn;

@@ -6,33 +6,16 @@
 #include <string_view>
 #include <vector>
 
+#include "tests/util/hex.h"
+
 namespace dpquic::wire {
 namespace {
+
+using ::dpquic::testing::from_hex;
 
 using Bytes = std::vector<uint8_t>;
 using P = TransportParameter;
 constexpr WireError kTpe = WireError::kTransportParameterError;
-
-Bytes hex(std::string_view text) {
-  Bytes out;
-  int high = -1;
-  for (const char c : text) {
-    int nibble;
-    if (c >= '0' && c <= '9')
-      nibble = c - '0';
-    else if (c >= 'a' && c <= 'f')
-      nibble = c - 'a' + 10;
-    else
-      continue;
-    if (high < 0) {
-      high = nibble;
-    } else {
-      out.push_back(static_cast<uint8_t>(high << 4 | nibble));
-      high = -1;
-    }
-  }
-  return out;
-}
 
 WireError decode(const Bytes& bytes, Role sender = Role::kServer) {
   TransportParameters tp;
@@ -42,9 +25,9 @@ WireError decode(const Bytes& bytes, Role sender = Role::kServer) {
 // Every parameter, with values that differ from the defaults.
 TransportParameters all_parameters(Role sender) {
   TransportParameters tp;
-  const Bytes odcid = hex("8394c8f03e515708");
-  const Bytes iscid = hex("f067a5502a4262b5");
-  const Bytes rscid = hex("0102030405060708090a0b0c0d0e0f1011121314");
+  const Bytes odcid = from_hex("8394c8f03e515708");
+  const Bytes iscid = from_hex("f067a5502a4262b5");
+  const Bytes rscid = from_hex("0102030405060708090a0b0c0d0e0f1011121314");
   tp.original_destination_connection_id = ConnectionId(odcid);
   tp.max_idle_timeout_ms = 30000;
   tp.stateless_reset_token = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
@@ -110,9 +93,9 @@ TEST(TransportParamsTest, RoundTripsEveryParameter) {
 
 // The transport parameters in the RFC 9001 A.2 ClientHello, decoded field by field.
 TEST(TransportParamsTest, DecodesRfc9001ClientParameters) {
-  const Bytes bytes =
-      hex("0408ffffffffffffffff 05048000ffff 07048000ffff 080110 0104 80007530"
-          "090110 0f088394c8f03e515708 06048000ffff");
+  const Bytes bytes = from_hex(
+      "0408ffffffffffffffff 05048000ffff 07048000ffff 080110 0104 80007530"
+      "090110 0f088394c8f03e515708 06048000ffff");
   ASSERT_EQ(bytes.size(), 0x32u);
   TransportParameters tp;
   ASSERT_EQ(decode_transport_parameters(bytes, Role::kClient, tp), WireError::kOk);
@@ -123,7 +106,7 @@ TEST(TransportParamsTest, DecodesRfc9001ClientParameters) {
   EXPECT_EQ(tp.initial_max_streams_bidi, 16u);
   EXPECT_EQ(tp.initial_max_streams_uni, 16u);
   EXPECT_EQ(tp.max_idle_timeout_ms, 30000u);
-  EXPECT_EQ(tp.initial_source_connection_id, ConnectionId(hex("8394c8f03e515708")));
+  EXPECT_EQ(tp.initial_source_connection_id, ConnectionId(from_hex("8394c8f03e515708")));
   const uint32_t expected_present = (1u << 4) | (1u << 5) | (1u << 7) | (1u << 8) | (1u << 1) |
                                     (1u << 9) | (1u << 15) | (1u << 6);
   EXPECT_EQ(tp.present, expected_present);
@@ -140,14 +123,14 @@ TEST(TransportParamsTest, EncodesExactBytes) {
   tp.max_idle_timeout_ms = 30000;
   tp.mark_present(P::kMaxIdleTimeout);
   tp.mark_present(P::kDisableActiveMigration);
-  tp.initial_source_connection_id = ConnectionId(hex("0102"));
+  tp.initial_source_connection_id = ConnectionId(from_hex("0102"));
   tp.mark_present(P::kInitialSourceConnectionId);
   tp.max_datagram_frame_size = 1200;
   tp.mark_present(P::kMaxDatagramFrameSize);
   tp.min_ack_delay_us = 0;
   tp.mark_present(P::kMinAckDelay);
   EXPECT_EQ(encode(tp, Role::kClient),
-            hex("01 04 80007530  0c 00  0f 02 0102  20 02 44b0  c0000000ff04de1b 01 00"));
+            from_hex("01 04 80007530  0c 00  0f 02 0102  20 02 44b0  c0000000ff04de1b 01 00"));
   EXPECT_EQ(transport_parameter_id(P::kVersionInformation), 0x11u);
   EXPECT_EQ(transport_parameter_id(P::kMinAckDelay), 0xff04de1bu);
 }
@@ -188,7 +171,7 @@ TEST(TransportParamsTest, RangeRules) {
       {"c0000000ff04de1b 04 81000000", kTpe},                 // 2^24
   };
   for (const Case& c : cases) {
-    EXPECT_EQ(decode(hex(c.bytes)), c.expected) << c.bytes;
+    EXPECT_EQ(decode(from_hex(c.bytes)), c.expected) << c.bytes;
   }
 }
 
@@ -214,21 +197,21 @@ TEST(TransportParamsTest, MalformedLengthsAndValues) {
       "01 c000000000000001",  // length larger than the input
   };
   for (const char* bytes : invalid) {
-    EXPECT_EQ(decode(hex(bytes)), kTpe) << bytes;
+    EXPECT_EQ(decode(from_hex(bytes)), kTpe) << bytes;
   }
   // Non-minimal varints are valid encodings.
   TransportParameters tp;
-  ASSERT_EQ(decode_transport_parameters(hex("01 02 4005  4004 01 05"), Role::kClient, tp),
+  ASSERT_EQ(decode_transport_parameters(from_hex("01 02 4005  4004 01 05"), Role::kClient, tp),
             WireError::kOk);
   EXPECT_EQ(tp.max_idle_timeout_ms, 5u);
   EXPECT_EQ(tp.initial_max_data, 5u);  // id 4 as a 2-byte varint
   EXPECT_TRUE(tp.has(P::kMaxIdleTimeout));
-  EXPECT_EQ(decode(hex("0f 00")), WireError::kOk);           // zero-length CIDs are allowed here
-  EXPECT_EQ(decode(hex("11 04 00000001")), WireError::kOk);  // no available versions
+  EXPECT_EQ(decode(from_hex("0f 00")), WireError::kOk);  // zero-length CIDs are allowed here
+  EXPECT_EQ(decode(from_hex("11 04 00000001")), WireError::kOk);  // no available versions
 }
 
 Bytes preferred_address(uint8_t cid_length, size_t extra = 0) {
-  Bytes value = hex("c0000201 1151 20010db8000000000000000000000001 1152");
+  Bytes value = from_hex("c0000201 1151 20010db8000000000000000000000001 1152");
   value.push_back(cid_length);
   value.insert(value.end(), cid_length, 0x77);
   value.insert(value.end(), 16, 0x99);
@@ -262,20 +245,20 @@ TEST(TransportParamsTest, PreferredAddressStructure) {
 }
 
 TEST(TransportParamsTest, DuplicatesRejected) {
-  EXPECT_EQ(decode(hex("01 01 05  04 01 01  01 01 05")), kTpe);
-  EXPECT_EQ(decode(hex("0c 00 0c 00")), kTpe);
-  EXPECT_EQ(decode(hex("0f 00 0f 00")), kTpe);
-  EXPECT_EQ(decode(hex("c0000000ff04de1b 01 00 c0000000ff04de1b 01 00")), kTpe);
+  EXPECT_EQ(decode(from_hex("01 01 05  04 01 01  01 01 05")), kTpe);
+  EXPECT_EQ(decode(from_hex("0c 00 0c 00")), kTpe);
+  EXPECT_EQ(decode(from_hex("0f 00 0f 00")), kTpe);
+  EXPECT_EQ(decode(from_hex("c0000000ff04de1b 01 00 c0000000ff04de1b 01 00")), kTpe);
   // Distinct parameters with the same value are fine.
-  EXPECT_EQ(decode(hex("05 01 05 06 01 05")), WireError::kOk);
+  EXPECT_EQ(decode(from_hex("05 01 05 06 01 05")), WireError::kOk);
 }
 
 TEST(TransportParamsTest, ServerOnlyParametersRejectedFromClient) {
   const Bytes server_only[] = {
-      hex("00 08 8394c8f03e515708"),
-      hex("02 10 000102030405060708090a0b0c0d0e0f"),
+      from_hex("00 08 8394c8f03e515708"),
+      from_hex("02 10 000102030405060708090a0b0c0d0e0f"),
       preferred_address(8),
-      hex("10 04 01020304"),
+      from_hex("10 04 01020304"),
   };
   for (const Bytes& bytes : server_only) {
     EXPECT_EQ(decode(bytes, Role::kClient), kTpe);
@@ -292,17 +275,17 @@ TEST(TransportParamsTest, ServerOnlyParametersRejectedFromClient) {
 }
 
 TEST(TransportParamsTest, UnknownAndGreasedParametersSkipped) {
-  const Bytes base = hex("01 02 4005");
+  const Bytes base = from_hex("01 02 4005");
   TransportParameters expected;
   ASSERT_EQ(decode_transport_parameters(base, Role::kServer, expected), WireError::kOk);
   // 27 = 31*0+27, 182 = 31*5+27 (as a 2-byte varint), 0x1234 unknown, 0x12 unassigned.
   const Bytes with_unknown =
-      hex("1b 00  40b6 03 aabbcc  01 02 4005  5234 02 ffff  12 01 00  80ff04de 00");
+      from_hex("1b 00  40b6 03 aabbcc  01 02 4005  5234 02 ffff  12 01 00  80ff04de 00");
   TransportParameters tp;
   ASSERT_EQ(decode_transport_parameters(with_unknown, Role::kServer, tp), WireError::kOk);
   EXPECT_EQ(tp, expected);
   // Unknown ids may repeat: they are not tracked.
-  EXPECT_EQ(decode(hex("1b 00 1b 00")), WireError::kOk);
+  EXPECT_EQ(decode(from_hex("1b 00 1b 00")), WireError::kOk);
 
   for (uint64_t entropy : {0ull, 1ull, 0x123456789abcdefull, ~0ull}) {
     std::array<uint8_t, 64> buffer{};
