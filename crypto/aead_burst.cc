@@ -22,7 +22,10 @@ bool same_or_disjoint(const uint8_t* a, size_t a_length, const uint8_t* b, size_
 bool valid_key(const AeadKey* key) { return key != nullptr && key->installed(); }
 
 bool valid_seal(const AeadKey* key, std::span<const uint8_t> plaintext, std::span<uint8_t> out) {
-  return valid_key(key) && out.size() >= plaintext.size() + kAeadTagLength &&
+  // out.size() - tag rather than plaintext.size() + tag: no wrap-around for
+  // any span sizes.
+  return valid_key(key) && out.size() >= kAeadTagLength &&
+         out.size() - kAeadTagLength >= plaintext.size() &&
          same_or_disjoint(plaintext.data(), plaintext.size(), out.data(),
                           plaintext.size() + kAeadTagLength);
 }
@@ -260,8 +263,12 @@ size_t protect_chunk(const MbManager& mb, std::span<const ProtectOp> ops,
   size_t pn_offsets[kMaxBurst];
   for (size_t i = 0; i < ops.size(); ++i) {
     const ProtectOp& op = ops[i];
+    // Checked by subtraction: a bogus header_length near SIZE_MAX must not
+    // wrap the sum around to packet.size().
     const bool valid = op.keys != nullptr && op.keys->installed() && op.header_length >= 1 &&
-                       op.packet.size() == op.header_length + op.payload.size() + kAeadTagLength;
+                       op.packet.size() >= kAeadTagLength &&
+                       op.header_length <= op.packet.size() - kAeadTagLength &&
+                       op.packet.size() - kAeadTagLength - op.header_length == op.payload.size();
     // The packet number is the header's last (first byte & 3) + 1 bytes.
     const size_t pn_length = valid ? size_t{1} + (op.packet[0] & 0x03) : 0;
     const std::span<uint8_t> body = op.packet.subspan(valid ? op.header_length : 0);

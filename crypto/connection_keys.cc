@@ -2,6 +2,7 @@
 
 #include <openssl/mem.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "crypto/initial_secrets.h"
@@ -23,11 +24,15 @@ void KeyPhase::on_current_opened(uint64_t packet_number) {
   if (!lowest_current_packet_number_ || packet_number < *lowest_current_packet_number_) {
     lowest_current_packet_number_ = packet_number;
   }
+  if (!highest_current_packet_number_ || packet_number > *highest_current_packet_number_) {
+    highest_current_packet_number_ = packet_number;
+  }
 }
 
 bool KeyPhase::advance_read(uint64_t packet_number) {
   ++read_generation_;
   lowest_current_packet_number_ = packet_number;
+  highest_current_packet_number_ = packet_number;
   return write_generation_ < read_generation_;
 }
 
@@ -156,15 +161,26 @@ bool ConnectionKeys::on_packet_opened(EncryptionLevel level, KeyGeneration gener
   }
   DirectionKeys& read = slot(EncryptionLevel::kApplication, Direction::kRead);
   if (!read.keys.installed() || !next_read_.installed()) return false;
+  if (key_phase_.precedes_current(packet_number)) {
+    key_update_error_ = true;
+    return false;
+  }
   // previous <- current <- next; the secret moves on with the keys and the
   // generation after next is derived now, ready for the following flip.
   read.keys.aead().move_to(previous_read_);
-  previous_read_expiry_ = now + 3 * pto;
+  // Saturating: a huge PTO must not wrap the expiry into the past.
+  previous_read_expiry_ = pto > (UINT64_MAX - now) / 3 ? UINT64_MAX : now + 3 * pto;
   next_read_.move_to(read.keys.aead());
   std::memcpy(read.secret.bytes.data(), next_read_secret_.bytes.data(), read.secret.length);
   const bool peer_started = key_phase_.advance_read(packet_number);
   if (!prepare_next_read()) return false;
   return !peer_started || update_write_keys();
+}
+
+bool ConnectionKeys::on_authentication_failure(CipherSuite suite) {
+  integrity_limit_ = std::min(integrity_limit_, aead_integrity_limit(suite));
+  if (authentication_failures_ != UINT64_MAX) ++authentication_failures_;
+  return authentication_failures_ <= integrity_limit_;
 }
 
 bool ConnectionKeys::initiate_key_update() {

@@ -13,7 +13,17 @@
 //   2. decode the packet number, read the key phase bit;
 //   3. select_read_key(key_phase, packet_number, now) and open with it;
 //   4. on success, on_packet_opened(generation, packet_number, now, pto),
-//      which commits a key update the peer started (and answers it).
+//      which commits a key update the peer started (and answers it). If it
+//      returns false, drop the packet unprocessed and close the connection:
+//      with KEY_UPDATE_ERROR (0x0e) if key_update_error(), else
+//      INTERNAL_ERROR;
+//   5. on an authentication failure, on_authentication_failure(); once it
+//      returns false, close with AEAD_LIMIT_REACHED (RFC 9001 §6.6).
+//
+// AEAD limits (RFC 9001 §6.6): the confidentiality limit counts packets
+// sealed under one write key and is the sender's to enforce (initiate a key
+// update before aead_confidentiality_limit(suite) packets); the integrity
+// limit counts failed opens over the connection, across all keys, here.
 
 #include <array>
 #include <cstddef>
@@ -29,6 +39,17 @@
 #include "quic/wire/role.h"
 
 namespace dpquic::crypto {
+
+// RFC 9001 §6.6 packet counts per suite: 2^23 sealed packets per key and
+// 2^52 forgeries for AES-GCM; ChaCha20-Poly1305 has no practical
+// confidentiality limit (more than 2^62 packets) and an integrity limit of
+// 2^36.
+constexpr uint64_t aead_confidentiality_limit(CipherSuite suite) {
+  return suite == CipherSuite::kChaCha20Poly1305 ? UINT64_MAX : uint64_t{1} << 23;
+}
+constexpr uint64_t aead_integrity_limit(CipherSuite suite) {
+  return suite == CipherSuite::kChaCha20Poly1305 ? uint64_t{1} << 36 : uint64_t{1} << 52;
+}
 
 // Which 1-RTT read key generation a received packet belongs to.
 enum class KeyGeneration : uint8_t { kPrevious, kCurrent, kNext };
@@ -57,6 +78,12 @@ class KeyPhase {
   KeyGeneration classify(bool key_phase, uint64_t packet_number, bool have_previous) const;
 
   void on_current_opened(uint64_t packet_number);
+  // RFC 9001 §6.4: a packet opened with the next keys whose number is below
+  // one opened with the current keys means the peer protected a higher
+  // packet number with older keys.
+  bool precedes_current(uint64_t packet_number) const {
+    return highest_current_packet_number_ && packet_number < *highest_current_packet_number_;
+  }
   // A packet opened with the next keys: the read side moves on. Returns true
   // if the write side must follow (the peer started the update).
   bool advance_read(uint64_t packet_number);
@@ -68,6 +95,8 @@ class KeyPhase {
   uint64_t write_generation_ = 0;
   // Lowest packet number opened with the current read keys.
   std::optional<uint64_t> lowest_current_packet_number_;
+  // Highest packet number opened with the current read keys.
+  std::optional<uint64_t> highest_current_packet_number_;
 };
 
 class ConnectionKeys final : public SecretSink {
@@ -109,7 +138,10 @@ class ConnectionKeys final : public SecretSink {
   // Call after a packet opened. Opening with the next generation commits the
   // peer's key update: the current read keys become the previous ones, kept
   // until now + 3 * pto (RFC 9001 §6.5), and the write keys follow if the
-  // peer started it (§6.2).
+  // peer started it (§6.2). Returns false, committing nothing, if the
+  // keys cannot be derived, or (key_update_error() turns true) if the packet
+  // opened with the next keys has a lower packet number than one already
+  // opened with the current keys (RFC 9001 §6.4).
   bool on_packet_opened(EncryptionLevel level, KeyGeneration generation, uint64_t packet_number,
                         uint64_t now, uint64_t pto);
 
@@ -123,6 +155,14 @@ class ConnectionKeys final : public SecretSink {
   bool read_key_phase() const { return key_phase_.read_phase(); }
   const KeyPhase& key_phase() const { return key_phase_; }
   bool has_previous_read_key() const { return previous_read_.installed(); }
+  // The peer broke the key update rules: close with KEY_UPDATE_ERROR.
+  bool key_update_error() const { return key_update_error_; }
+
+  // Counts a received packet that failed authentication at any level. Returns
+  // false once the count exceeds the integrity limit of any suite in use
+  // (RFC 9001 §6.6): close with AEAD_LIMIT_REACHED and open nothing more.
+  bool on_authentication_failure(CipherSuite suite);
+  uint64_t authentication_failures() const { return authentication_failures_; }
   // Drops the previous 1-RTT read keys once now >= their expiry.
   void discard_expired_keys(uint64_t now);
 
@@ -164,6 +204,9 @@ class ConnectionKeys final : public SecretSink {
   Secret next_read_secret_;
   AeadKey previous_read_;
   uint64_t previous_read_expiry_ = 0;
+  bool key_update_error_ = false;
+  uint64_t authentication_failures_ = 0;
+  uint64_t integrity_limit_ = UINT64_MAX;
 };
 
 }  // namespace dpquic::crypto

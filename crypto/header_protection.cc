@@ -166,7 +166,9 @@ bool apply_header_protection(std::span<uint8_t> packet, size_t pn_offset,
                              const HeaderProtectionMask& mask) {
   if (packet.empty()) return false;
   const size_t pn_length = size_t{1} + (packet[0] & 0x03);
-  if (pn_offset < 1 || packet.size() < pn_offset + pn_length) return false;
+  if (pn_offset < 1 || pn_offset > packet.size() || packet.size() - pn_offset < pn_length) {
+    return false;
+  }
   packet[0] ^= mask[0] & first_byte_mask_bits(packet[0]);
   for (size_t i = 0; i < pn_length; ++i) packet[pn_offset + i] ^= mask[1 + i];
   return true;
@@ -177,7 +179,7 @@ size_t remove_header_protection(std::span<uint8_t> packet, size_t pn_offset,
   if (packet.empty()) return 0;
   const uint8_t first = packet[0] ^ (mask[0] & first_byte_mask_bits(packet[0]));
   const size_t pn_length = size_t{1} + (first & 0x03);
-  if (pn_offset < 1 || packet.size() < pn_offset + pn_length) return 0;
+  if (pn_offset < 1 || pn_offset > packet.size() || packet.size() - pn_offset < pn_length) return 0;
   packet[0] = first;
   for (size_t i = 0; i < pn_length; ++i) packet[pn_offset + i] ^= mask[1 + i];
   return pn_length;

@@ -73,8 +73,10 @@ inline bool has_single_block_mask(CipherSuite suite) { return suite != CipherSui
 // whatever the packet number's real length (RFC 9001 §5.4.2).
 inline constexpr size_t sample_offset(size_t pn_offset) { return pn_offset + 4; }
 // Whether `packet_length` bytes hold a full sample for this pn_offset.
+// Written without sums that could wrap for a bogus pn_offset near SIZE_MAX.
 inline constexpr bool has_sample(size_t packet_length, size_t pn_offset) {
-  return packet_length >= sample_offset(pn_offset) + kHeaderProtectionSampleLength;
+  return pn_offset <= packet_length &&
+         packet_length - pn_offset >= sample_offset(0) + kHeaderProtectionSampleLength;
 }
 
 // Masks an unprotected header in place: the first byte's low 4 (long header)

@@ -25,8 +25,16 @@ StatelessResetTokens::~StatelessResetTokens() { OPENSSL_cleanse(key_.data(), key
 StatelessResetToken StatelessResetTokens::token_for(const wire::ConnectionId& cid) const {
   uint8_t digest[EVP_MAX_MD_SIZE];
   unsigned int digest_length = 0;
-  HMAC(EVP_sha256(), key_.data(), key_length_, cid.data(), cid.size(), digest, &digest_length);
   StatelessResetToken token;
+  if (HMAC(EVP_sha256(), key_.data(), key_length_, cid.data(), cid.size(), digest,
+           &digest_length) == nullptr ||
+      digest_length < token.size()) {
+    // HMAC-SHA256 only fails if BoringSSL cannot allocate. An unpredictable
+    // token keeps the guarantee that matters: nobody can forge a reset for
+    // this CID (our own resets for it just stop matching).
+    RAND_bytes(token.data(), token.size());
+    return token;
+  }
   std::memcpy(token.data(), digest, token.size());
   OPENSSL_cleanse(digest, sizeof(digest));
   return token;

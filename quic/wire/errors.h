@@ -27,6 +27,7 @@ enum class TransportErrorCode : uint64_t {
   kKeyUpdateError = 0x0e,
   kAeadLimitReached = 0x0f,
   kNoViablePath = 0x10,
+  kVersionNegotiationError = 0x11,  // RFC 9368 §4
   kCryptoErrorBase = 0x0100,
 };
 

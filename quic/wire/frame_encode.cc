@@ -68,6 +68,9 @@ bool write_new_connection_id(ByteWriter& w, const NewConnectionIdFrame& f) {
 }
 
 bool write_connection_close(ByteWriter& w, FrameType type, const ConnectionCloseFrame& f) {
+  // The application variant has no Frame Type field: a non-zero frame_type
+  // would be silently lost, so the frame would not decode back as given.
+  if (type == FrameType::kConnectionCloseApplication && f.frame_type != 0) return false;
   if (!write_varints(w, static_cast<uint64_t>(type), f.error_code)) return false;
   if (type == FrameType::kConnectionCloseTransport && !w.write_varint(f.frame_type)) return false;
   return write_length_prefixed(w, f.reason_phrase);

@@ -181,6 +181,7 @@ struct PathDataFrame {
 struct ConnectionCloseFrame {
   uint64_t error_code = 0;
   // The type of the frame that triggered the error; 0x1c only (0 if unknown).
+  // Must be 0 for 0x1d, which has no such field: the encoder refuses others.
   uint64_t frame_type = 0;
   std::span<const uint8_t> reason_phrase;
 };

@@ -186,6 +186,11 @@ WireError check_client_initial_datagram_size(size_t datagram_size) {
   return datagram_size < kMinInitialDatagramSize ? WireError::kDrop : WireError::kOk;
 }
 
+WireError check_server_initial_token(const ParsedHeader& header) {
+  const bool initial = header.known_version && header.type == PacketType::kInitial;
+  return initial && !header.token.empty() ? WireError::kDrop : WireError::kOk;
+}
+
 bool encode_long_header(ByteWriter& writer, const LongHeaderFields& fields, EncodedHeader& out) {
   if (fields.type != PacketType::kInitial && fields.type != PacketType::kZeroRtt &&
       fields.type != PacketType::kHandshake) {

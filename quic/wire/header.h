@@ -145,6 +145,11 @@ WireError check_client_initial_dcid(const ParsedHeader& header);
 // RFC 9000 §14.1: a server drops client Initial packets in datagrams whose UDP
 // payload is smaller than 1200 bytes. kDrop or kOk.
 WireError check_client_initial_datagram_size(size_t datagram_size);
+// RFC 9000 §17.2.2: a server's Initial packets carry an empty token; a client
+// discards an Initial with a non-zero Token Length (the RFC's other choice is
+// PROTOCOL_VIOLATION; dropping needs no decryption first). kDrop or kOk; kOk
+// for any other packet type.
+WireError check_server_initial_token(const ParsedHeader& header);
 
 // --- Encoding -----------------------------------------------------------------
 

@@ -288,6 +288,78 @@ TEST_P(ConnectionKeysTest, DiscardApplicationWipesUpdateState) {
   EXPECT_EQ(server_.select_read_key(EncryptionLevel::kApplication, true, 2, 0).key, nullptr);
 }
 
+// RFC 9001 §6.4: packets with higher numbers carry the same or newer keys. A
+// packet that opens with the next keys but has a lower number than one
+// already opened with the current keys is a KEY_UPDATE_ERROR, and nothing is
+// committed.
+TEST_P(ConnectionKeysTest, NextKeysBelowACurrentPacketIsKeyUpdateError) {
+  install_application_keys();
+  ASSERT_EQ(receive_short(mb_, server_, send_short(mb_, client_, 10, payload_), 10, 0).status,
+            PacketStatus::kOk);
+  ASSERT_EQ(receive_short(mb_, server_, send_short(mb_, client_, 20, payload_), 20, 0).status,
+            PacketStatus::kOk);
+  ASSERT_TRUE(client_.initiate_key_update());
+  // Packet 15 in the new phase: above the lowest current packet (so it is
+  // classified as next and opens) but below packet 20 of the old phase.
+  Bytes packet = send_short(mb_, client_, 15, payload_);
+  const HeaderProtectionKey* hp = server_.read_header_protection(EncryptionLevel::kApplication);
+  HeaderProtectionMask mask;
+  ASSERT_TRUE(compute_mask(mb_, *hp, packet.data() + sample_offset(5), mask));
+  ASSERT_EQ(remove_header_protection(packet, 5, mask), 2u);
+  const ReadKeySelection selection =
+      server_.select_read_key(EncryptionLevel::kApplication, true, 15, 0);
+  ASSERT_EQ(selection.generation, KeyGeneration::kNext);
+  const std::span<uint8_t> body = std::span(packet).subspan(kShortHeaderLength);
+  ASSERT_EQ(open(mb_, {selection.key, 15, std::span(packet).first(kShortHeaderLength), body,
+                       body.first(body.size() - kAeadTagLength)}),
+            PacketStatus::kOk);
+  EXPECT_FALSE(server_.key_update_error());
+  EXPECT_FALSE(
+      server_.on_packet_opened(EncryptionLevel::kApplication, KeyGeneration::kNext, 15, 0, kPto));
+  EXPECT_TRUE(server_.key_update_error());
+  EXPECT_EQ(server_.key_phase().read_generation(), 0u);
+  EXPECT_EQ(server_.key_phase().write_generation(), 0u);
+  EXPECT_FALSE(server_.has_previous_read_key());
+}
+
+// A PTO so large that now + 3 * PTO overflows keeps the previous keys
+// rather than wrapping their expiry into the past.
+TEST_P(ConnectionKeysTest, PreviousKeyExpirySaturates) {
+  install_application_keys();
+  ASSERT_TRUE(client_.initiate_key_update());
+  Bytes packet = send_short(mb_, client_, 1, payload_);
+  const HeaderProtectionKey* hp = server_.read_header_protection(EncryptionLevel::kApplication);
+  HeaderProtectionMask mask;
+  ASSERT_TRUE(compute_mask(mb_, *hp, packet.data() + sample_offset(5), mask));
+  ASSERT_EQ(remove_header_protection(packet, 5, mask), 2u);
+  const ReadKeySelection selection =
+      server_.select_read_key(EncryptionLevel::kApplication, true, 1, 1000);
+  const std::span<uint8_t> body = std::span(packet).subspan(kShortHeaderLength);
+  ASSERT_EQ(open(mb_, {selection.key, 1, std::span(packet).first(kShortHeaderLength), body,
+                       body.first(body.size() - kAeadTagLength)}),
+            PacketStatus::kOk);
+  ASSERT_TRUE(server_.on_packet_opened(EncryptionLevel::kApplication, selection.generation, 1, 1000,
+                                       UINT64_MAX / 3 + 1));
+  server_.discard_expired_keys(5000);
+  EXPECT_TRUE(server_.has_previous_read_key());
+  server_.discard_expired_keys(UINT64_MAX);
+  EXPECT_FALSE(server_.has_previous_read_key());
+}
+
+// RFC 9001 §6.6: failed opens are counted across the connection against the
+// smallest integrity limit of the suites in use.
+TEST(ConnectionKeys, IntegrityLimitCountsFailures) {
+  EXPECT_EQ(aead_confidentiality_limit(CipherSuite::kAes128Gcm), uint64_t{1} << 23);
+  EXPECT_EQ(aead_confidentiality_limit(CipherSuite::kAes256Gcm), uint64_t{1} << 23);
+  EXPECT_EQ(aead_integrity_limit(CipherSuite::kAes128Gcm), uint64_t{1} << 52);
+  EXPECT_EQ(aead_integrity_limit(CipherSuite::kChaCha20Poly1305), uint64_t{1} << 36);
+  MbManager mb;
+  ConnectionKeys keys(mb, wire::Role::kServer, wire::kVersion1);
+  EXPECT_TRUE(keys.on_authentication_failure(CipherSuite::kAes128Gcm));
+  EXPECT_TRUE(keys.on_authentication_failure(CipherSuite::kChaCha20Poly1305));
+  EXPECT_EQ(keys.authentication_failures(), 2u);
+}
+
 INSTANTIATE_TEST_SUITE_P(AllSuites, ConnectionKeysTest,
                          ::testing::Values(CipherSuite::kAes128Gcm, CipherSuite::kAes256Gcm,
                                            CipherSuite::kChaCha20Poly1305));

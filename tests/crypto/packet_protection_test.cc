@@ -3,7 +3,10 @@
 // paths that must fail without taking the rest of a burst with them.
 #include <gtest/gtest.h>
 #include <openssl/aead.h>
+#include <openssl/aes.h>
+#include <openssl/chacha.h>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -488,6 +491,102 @@ TEST_F(PacketProtectionTest, RejectsBadArguments) {
   Bytes tiny = from_hex("4001");
   tiny.resize(2 + 1 + kAeadTagLength);
   EXPECT_EQ(protect(mb_, {&keys, 1, tiny, 2, from_hex("01")}), PacketStatus::kInvalidArgument);
+}
+
+// Lengths and offsets near SIZE_MAX (a parser bug upstream, say) must be
+// refused, not wrapped around into a write before or after the buffer.
+TEST_F(PacketProtectionTest, HugeLengthsAndOffsetsDoNotWrapAround) {
+  PacketKeys keys;
+  ASSERT_TRUE(keys.derive(mb_, CipherSuite::kAes128Gcm, wire::kVersion1, Bytes(32, 1)));
+  std::array<uint8_t, 96> storage;
+  storage.fill(0xa5);
+  storage[32] = 0x43;  // short header, 4-byte packet number
+  const std::array<uint8_t, 96> original = storage;
+
+  // header_length + 0 + 16 wraps to 8 == packet.size().
+  const std::span<uint8_t> eight(storage.data() + 32, 8);
+  EXPECT_EQ(protect(mb_, {&keys, 1, eight, SIZE_MAX - 7, {}}), PacketStatus::kInvalidArgument);
+  EXPECT_EQ(storage, original);
+
+  // pn_offset + pn_length (4) wraps to 0.
+  const std::span<uint8_t> sixteen(storage.data() + 32, 16);
+  const HeaderProtectionMask zero_mask{};
+  const HeaderProtectionMask ones_mask{0xff, 0xff, 0xff, 0xff, 0xff};
+  EXPECT_FALSE(apply_header_protection(sixteen, SIZE_MAX - 3, ones_mask));
+  EXPECT_EQ(remove_header_protection(sixteen, SIZE_MAX - 3, zero_mask), 0u);
+  EXPECT_EQ(storage, original);
+
+  // pn_offset + 4 + 16 wraps to 16: no sample there.
+  EXPECT_FALSE(has_sample(16, SIZE_MAX - 3));
+  EXPECT_FALSE(has_sample(SIZE_MAX, SIZE_MAX - 3));
+  EXPECT_TRUE(has_sample(21, 1));
+  EXPECT_FALSE(has_sample(20, 1));
+  const HeaderUnprotectOp unprotect{&keys.header_protection(), sixteen, SIZE_MAX - 3};
+  uint8_t pn_length = 0xff;
+  EXPECT_EQ(remove_header_protection_burst(mb_, {&unprotect, 1}, {&pn_length, 1}), 0u);
+  EXPECT_EQ(pn_length, 0);
+  EXPECT_EQ(storage, original);
+
+  // plaintext.size() + 16 wraps to 8, smaller than the 24-byte output. The
+  // span is never read: the size check must refuse it first.
+  const std::span<const uint8_t> huge(storage.data() + 40, SIZE_MAX - 7);
+  EXPECT_EQ(seal(mb_, {&keys.aead(), 0, {}, huge, std::span(storage).first(24)}),
+            PacketStatus::kInvalidArgument);
+  EXPECT_EQ(storage, original);
+}
+
+// RFC 9001 §5.3: the 62-bit packet number, left-padded to 12 bytes, XOR the
+// IV; the top bytes of the IV are untouched.
+TEST_F(PacketProtectionTest, NonceIsIvXorLeftPaddedPacketNumber) {
+  AeadKey key;
+  const std::array<uint8_t, 12> iv = {0x10, 0x21, 0x32, 0x43, 0x54, 0x65,
+                                      0x76, 0x87, 0x98, 0xa9, 0xba, 0xcb};
+  ASSERT_TRUE(key.install(mb_, CipherSuite::kAes128Gcm, Bytes(16, 3), iv));
+  AeadNonce nonce;
+  key.nonce(0x3fffffffffffffffull, nonce);
+  EXPECT_EQ(Bytes(nonce.begin(), nonce.end()), from_hex("102132436b9a897867564534"));
+  key.nonce(0, nonce);
+  EXPECT_EQ(nonce, iv);
+  key.nonce(0x0102030405, nonce);
+  EXPECT_EQ(Bytes(nonce.begin(), nonce.end()), from_hex("10213243546576869aaabece"));
+}
+
+// The header protection masks against independent implementations:
+// BoringSSL's AES block cipher for both AES suites (the RFCs have no AES-256
+// example, and AES-256 masks take the ECB-job path), and ChaCha20 with the
+// sample's first four bytes as a little-endian block counter.
+TEST_F(PacketProtectionTest, HeaderProtectionMasksMatchBoringSsl) {
+  const Bytes sample = from_hex("0102030405060708090a0b0c0d0e0f10");
+  for (CipherSuite suite :
+       {CipherSuite::kAes128Gcm, CipherSuite::kAes256Gcm, CipherSuite::kChaCha20Poly1305}) {
+    SCOPED_TRACE(static_cast<int>(suite));
+    KeyMaterial material;
+    ASSERT_TRUE(
+        derive_key_material(suite, wire::kVersion1, Bytes(secret_length(suite), 0x77), material));
+    PacketKeys keys;
+    ASSERT_TRUE(keys.install(mb_, material));
+    Bytes expected(16);
+    if (suite == CipherSuite::kChaCha20Poly1305) {
+      const Bytes zeros(5, 0);
+      CRYPTO_chacha_20(expected.data(), zeros.data(), 5, material.hp.data(), sample.data() + 4,
+                       0x04030201);
+    } else {
+      AES_KEY aes;
+      ASSERT_EQ(AES_set_encrypt_key(material.hp.data(),
+                                    static_cast<unsigned>(aead_key_length(suite) * 8), &aes),
+                0);
+      AES_encrypt(sample.data(), expected.data(), &aes);
+    }
+    expected.resize(kHeaderProtectionMaskLength);
+    HeaderProtectionMask single;
+    ASSERT_TRUE(compute_mask(mb_, keys.header_protection(), sample.data(), single));
+    EXPECT_EQ(Bytes(single.begin(), single.end()), expected);
+    const MaskRequest requests[] = {{&keys.header_protection(), sample.data()},
+                                    {&keys.header_protection(), sample.data()}};
+    HeaderProtectionMask batch[2];
+    ASSERT_TRUE(compute_masks(mb_, requests, batch));
+    EXPECT_EQ(Bytes(batch[1].begin(), batch[1].end()), expected);
+  }
 }
 
 TEST(HeaderProtection, Rfc9001MasksFromSamples) {

@@ -455,6 +455,76 @@ TEST_F(TlsHandshakeTest, ConfigurationErrorsThrowAtStartUp) {
   EXPECT_THROW(TlsContext::create_server(server_config_), std::runtime_error);
 }
 
+// The ClientHello as QUIC needs it: no middlebox compatibility mode (RFC 9001
+// §8.4: legacy_session_id empty), TLS 1.3 only, and the transport parameters
+// under code point 0x39 byte for byte (not the draft code point 0xffa5).
+TEST_F(TlsHandshakeTest, ClientHelloHasNoCompatModeAndTransportParametersAt0x39) {
+  make_contexts();
+  RecordingSink sink;
+  auto client = TlsSession::create_client(*client_context_, sink, "localhost");
+  ASSERT_TRUE(client->set_local_transport_parameters(kClientParams));
+  ASSERT_TRUE(client->advance());
+  const std::span<const uint8_t> hello = client->pending_handshake_data(EncryptionLevel::kInitial);
+  ASSERT_GT(hello.size(), 4u + 2 + 32 + 1);
+  ASSERT_EQ(hello[0], 1);  // client_hello
+  size_t at = 4 + 2 + 32;
+  EXPECT_EQ(hello[at], 0) << "legacy_session_id must be empty in QUIC";
+  at += 1 + hello[at];
+  auto u16 = [&](size_t i) { return static_cast<size_t>(hello[i] << 8 | hello[i + 1]); };
+  at += 2 + u16(at);    // cipher_suites
+  at += 1 + hello[at];  // legacy_compression_methods
+  const size_t end = at + 2 + u16(at);
+  ASSERT_EQ(end, hello.size());
+  std::map<size_t, Bytes> extensions;
+  for (at += 2; at + 4 <= end;) {
+    const size_t type = u16(at), length = u16(at + 2);
+    ASSERT_LE(at + 4 + length, end);
+    extensions[type] = Bytes(hello.begin() + at + 4, hello.begin() + at + 4 + length);
+    at += 4 + length;
+  }
+  EXPECT_EQ(at, end);
+  ASSERT_EQ(extensions.count(0x39), 1u);
+  EXPECT_EQ(extensions[0x39], kClientParams);
+  EXPECT_EQ(extensions.count(0xffa5), 0u);
+  // supported_versions: TLS 1.3 only (BoringSSL may add a GREASE value,
+  // which it does not by default).
+  EXPECT_EQ(extensions[0x2b], (Bytes{0x02, 0x03, 0x04}));
+}
+
+// RFC 9001 §6: a TLS KeyUpdate message is a connection error 0x010a
+// (unexpected_message).
+TEST_F(TlsHandshakeTest, TlsKeyUpdateMessageIsCryptoError0x10a) {
+  auto c = connect();
+  ASSERT_TRUE(c->server->handshake_complete());
+  const Bytes key_update = {24, 0, 0, 1, 0};
+  c->server->provide_handshake_data(EncryptionLevel::kApplication, key_update);
+  EXPECT_FALSE(c->server->advance());
+  EXPECT_EQ(c->server->error_code(), 0x10au);
+}
+
+TEST_F(TlsHandshakeTest, ConfigurationErrorsNameTheProblem) {
+  auto message_of = [](auto&& create) -> std::string {
+    try {
+      create();
+    } catch (const std::runtime_error& error) {
+      return error.what();
+    }
+    return "no exception";
+  };
+  server_config_.alpn_protocols = {};
+  EXPECT_EQ(message_of([&] { TlsContext::create_server(server_config_); }),
+            "TLS server: ALPN list is empty (QUIC requires ALPN)");
+  server_config_.alpn_protocols = {"h3"};
+  server_config_.keylog_file = "/nonexistent-directory/keys.log";
+  EXPECT_EQ(message_of([&] { TlsContext::create_server(server_config_); }),
+            "/nonexistent-directory/keys.log: cannot open SSLKEYLOGFILE: No such file or "
+            "directory");
+  server_config_.keylog_file.clear();
+  server_config_.certificate = nullptr;
+  EXPECT_EQ(message_of([&] { TlsContext::create_server(server_config_); }),
+            "TLS server: no certificate configured");
+}
+
 TEST_F(TlsHandshakeTest, ExcessIncomingDataIsCryptoBufferExceeded) {
   make_contexts();
   RecordingSink sink;

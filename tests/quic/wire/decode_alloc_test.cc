@@ -14,6 +14,7 @@
 #include "quic/wire/frame_codec.h"
 #include "quic/wire/header.h"
 #include "quic/wire/transport_params.h"
+#include "quic/wire/version_negotiation.h"
 #include "tests/quic/wire/frame_test_util.h"
 
 namespace {
@@ -227,6 +228,31 @@ TEST(DecodeAllocTest, SplittingAndHeaderParsingAllocateNothing) {
   EXPECT_EQ(errors, 0u);
   EXPECT_EQ(packets, 3u * 10000);
   EXPECT_EQ(payload_bytes, 10000u * (300 + 400 + 200));
+}
+
+TEST(DecodeAllocTest, VersionNegotiationParsingAllocatesNothing) {
+  const std::vector<uint8_t> dcid = {1, 2, 3, 4, 5, 6, 7, 8};
+  const std::vector<uint8_t> scid = {9, 10, 11, 12};
+  const uint32_t supported[] = {kVersion1, kVersion2};
+  std::vector<uint8_t> packet(128);
+  ByteWriter writer(packet);
+  ASSERT_NE(build_version_negotiation(writer, dcid, scid, supported, 42), 0u);
+  packet.resize(writer.position());
+
+  size_t found = 0;
+  {
+    AllocationWindow window;
+    for (int i = 0; i < 10000; ++i) {
+      ParsedHeader header;
+      VersionNegotiationPacket vn;
+      found += parse_packet_header(packet, 0, header) == WireError::kOk &&
+               header.type == PacketType::kVersionNegotiation &&
+               parse_version_negotiation(packet, vn) == WireError::kOk &&
+               vn.versions.contains(kVersion2);
+    }
+    EXPECT_EQ(window.count(), 0u);
+  }
+  EXPECT_EQ(found, 10000u);
 }
 
 TEST(DecodeAllocTest, TransportParameterDecodingAllocatesNothing) {

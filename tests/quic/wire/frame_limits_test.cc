@@ -238,6 +238,14 @@ TEST(FrameEncodeTest, InvalidFramesAreRefused) {
   frame.max_data.maximum_data = kVarintMax + 1;
   EXPECT_TRUE(refuses(frame));
 
+  // CONNECTION_CLOSE 0x1d has no Frame Type field: a frame_type would be lost
+  // on the wire. The transport variant carries it.
+  frame.type = FrameType::kConnectionCloseApplication;
+  frame.connection_close = {.error_code = 1, .frame_type = 0x08, .reason_phrase = {}};
+  EXPECT_TRUE(refuses(frame));
+  frame.type = FrameType::kConnectionCloseTransport;
+  EXPECT_FALSE(refuses(frame));
+
   ByteWriter writer(buffer);
   EXPECT_FALSE(encode_ack_frame(writer, {}, 0));
   const AckRange adjacent[] = {{5, 6}, {3, 4}};

@@ -461,6 +461,24 @@ TEST(HeaderTest, ClientInitialDcidShorterThan8Dropped) {
   EXPECT_EQ(check_client_initial_datagram_size(1200), WireError::kOk);
 }
 
+// RFC 9000 §17.2.2: a client discards a server Initial whose token is not
+// empty; the RFC 9001 A.3 server Initial (empty token) passes.
+TEST(HeaderTest, ClientDropsServerInitialWithToken) {
+  ParsedHeader header;
+  const Bytes server_initial = concat({kV1ServerHeader, server_initial_body()});
+  ASSERT_EQ(parse_packet_header(server_initial, 0, header), WireError::kOk);
+  EXPECT_EQ(check_server_initial_token(header), WireError::kOk);
+
+  const Bytes with_token = from_hex("c3 00000001 00 00 02 abcd 05 00000000 00");
+  ASSERT_EQ(parse_packet_header(with_token, 0, header), WireError::kOk);
+  ASSERT_EQ(header.token.size(), 2u);
+  EXPECT_EQ(check_server_initial_token(header), WireError::kDrop);
+
+  // Only Initial packets carry a token field; a Retry's token is its point.
+  ASSERT_EQ(parse_packet_header(kV1Retry, 0, header), WireError::kOk);
+  EXPECT_EQ(check_server_initial_token(header), WireError::kOk);
+}
+
 TEST(HeaderTest, MalformedHeadersDropped) {
   ParsedHeader header;
   EXPECT_EQ(parse_packet_header({}, 0, header), WireError::kDrop);
