@@ -50,6 +50,35 @@ struct Message {
   uint8_t* tag_out;  // where ipsec-mb writes the computed tag
 };
 
+// A seal writes the ciphertext to `out` and the tag right after it.
+Message seal_message(const AeadKey* key, const uint8_t* nonce, std::span<const uint8_t> aad,
+                     std::span<const uint8_t> plaintext, uint8_t* out) {
+  return Message{key, nonce, aad, plaintext.data(), out, plaintext.size(), out + plaintext.size()};
+}
+
+// An open decrypts all but the tag of `ciphertext` into `out`; ipsec-mb
+// writes the tag it computes to `computed`, for finish_open to compare.
+Message open_message(const AeadKey* key, const uint8_t* nonce, std::span<const uint8_t> aad,
+                     std::span<const uint8_t> ciphertext, uint8_t* out, Tag& computed) {
+  return Message{
+      key, nonce, aad, ciphertext.data(), out, ciphertext.size() - kAeadTagLength, computed.data()};
+}
+
+// Decides an open once its job has finished: the computed tag must match the
+// received one (compared in constant time). On any failure the output is
+// zeroed, so unauthenticated plaintext never reaches the caller.
+PacketStatus finish_open(bool job_ok, const Tag& computed, const uint8_t* received, uint8_t* out,
+                         size_t length) {
+  PacketStatus status = PacketStatus::kOk;
+  if (!job_ok) {
+    status = PacketStatus::kEngineError;
+  } else if (CRYPTO_memcmp(computed.data(), received, kAeadTagLength) != 0) {
+    status = PacketStatus::kAuthenticationFailed;
+  }
+  if (status != PacketStatus::kOk && length != 0) std::memset(out, 0, length);
+  return status;
+}
+
 void fill_job(IMB_JOB* job, const Message& message, IMB_CIPHER_DIRECTION direction, size_t index) {
   const AeadKey& key = *message.key;
   const bool chacha = key.suite() == CipherSuite::kChaCha20Poly1305;
@@ -117,13 +146,7 @@ size_t seal_chunk(const MbManager& mb, std::span<const SealOp> ops,
     status[i] = submit[i] ? PacketStatus::kEngineError : PacketStatus::kInvalidArgument;
     if (!submit[i]) continue;
     op.key->nonce(op.packet_number, nonces[i]);
-    messages[i] = Message{op.key,
-                          nonces[i].data(),
-                          op.header,
-                          op.plaintext.data(),
-                          op.out.data(),
-                          op.plaintext.size(),
-                          op.out.data() + op.plaintext.size()};
+    messages[i] = seal_message(op.key, nonces[i].data(), op.header, op.plaintext, op.out.data());
   }
   size_t sealed = 0;
   run_jobs(mb.get(), {messages, ops.size()}, {submit, ops.size()}, IMB_DIR_ENCRYPT,
@@ -146,9 +169,8 @@ size_t open_chunk(const MbManager& mb, std::span<const OpenOp> ops,
     status[i] = submit[i] ? PacketStatus::kEngineError : PacketStatus::kInvalidArgument;
     if (!submit[i]) continue;
     op.key->nonce(op.packet_number, nonces[i]);
-    const size_t length = op.ciphertext.size() - kAeadTagLength;
-    messages[i] = Message{op.key,        nonces[i].data(), op.header,         op.ciphertext.data(),
-                          op.out.data(), length,           computed[i].data()};
+    messages[i] = open_message(op.key, nonces[i].data(), op.header, op.ciphertext, op.out.data(),
+                               computed[i]);
   }
   size_t opened = 0;
   run_jobs(mb.get(), {messages, ops.size()}, {submit, ops.size()}, IMB_DIR_DECRYPT,
@@ -156,17 +178,10 @@ size_t open_chunk(const MbManager& mb, std::span<const OpenOp> ops,
              const Message& message = messages[index];
              // The received tag is read from the original ciphertext span; an
              // in-place open only rewrites the bytes before it.
-             const uint8_t* received = ops[index].ciphertext.data() + message.length;
-             if (!ok) {
-               status[index] = PacketStatus::kEngineError;
-             } else if (CRYPTO_memcmp(computed[index].data(), received, kAeadTagLength) != 0) {
-               status[index] = PacketStatus::kAuthenticationFailed;
-             } else {
-               status[index] = PacketStatus::kOk;
-               ++opened;
-               return;
-             }
-             if (message.length != 0) std::memset(message.out, 0, message.length);
+             status[index] =
+                 finish_open(ok, computed[index], ops[index].ciphertext.data() + message.length,
+                             message.out, message.length);
+             opened += status[index] == PacketStatus::kOk;
            });
   return opened;
 }
@@ -211,13 +226,7 @@ PacketStatus seal_with_nonce(const MbManager& mb, const AeadKey& key, const Aead
                              std::span<const uint8_t> aad, std::span<const uint8_t> plaintext,
                              std::span<uint8_t> out) {
   if (!valid_seal(&key, plaintext, out)) return PacketStatus::kInvalidArgument;
-  const Message message{&key,
-                        nonce.data(),
-                        aad,
-                        plaintext.data(),
-                        out.data(),
-                        plaintext.size(),
-                        out.data() + plaintext.size()};
+  const Message message = seal_message(&key, nonce.data(), aad, plaintext, out.data());
   const bool submit = true;
   PacketStatus status = PacketStatus::kEngineError;
   run_jobs(mb.get(), {&message, 1}, {&submit, 1}, IMB_DIR_ENCRYPT,
@@ -231,29 +240,16 @@ PacketStatus open_with_nonce(const MbManager& mb, const AeadKey& key, const Aead
   if (!valid_open(&key, ciphertext, out)) return PacketStatus::kInvalidArgument;
   const size_t length = ciphertext.size() - kAeadTagLength;
   Tag computed;
-  const Message message{&key,   nonce.data(),   aad, ciphertext.data(), out.data(),
-                        length, computed.data()};
+  const Message message = open_message(&key, nonce.data(), aad, ciphertext, out.data(), computed);
   const bool submit = true;
   PacketStatus status = PacketStatus::kEngineError;
   run_jobs(mb.get(), {&message, 1}, {&submit, 1}, IMB_DIR_DECRYPT, [&](size_t, bool ok) {
-    if (!ok) return;
-    status = CRYPTO_memcmp(computed.data(), ciphertext.data() + length, kAeadTagLength) == 0
-                 ? PacketStatus::kOk
-                 : PacketStatus::kAuthenticationFailed;
+    status = finish_open(ok, computed, ciphertext.data() + length, out.data(), length);
   });
-  if (status != PacketStatus::kOk && length != 0) std::memset(out.data(), 0, length);
   return status;
 }
 
 namespace {
-
-// apply_header_protection() without its bounds checks, which protect_chunk
-// has already made for the whole packet.
-inline void mask_header(uint8_t* packet, size_t pn_offset, const HeaderProtectionMask& mask) {
-  const size_t pn_length = size_t{1} + (packet[0] & 0x03);
-  packet[0] ^= mask[0] & ((packet[0] & 0x80) ? 0x0f : 0x1f);
-  for (size_t i = 0; i < pn_length; ++i) packet[pn_offset + i] ^= mask[1 + i];
-}
 
 size_t protect_chunk(const MbManager& mb, std::span<const ProtectOp> ops,
                      std::span<PacketStatus> status) {
@@ -279,9 +275,8 @@ size_t protect_chunk(const MbManager& mb, std::span<const ProtectOp> ops,
     if (!submit[i]) continue;
     pn_offsets[i] = op.header_length - pn_length;
     op.keys->aead().nonce(op.packet_number, nonces[i]);
-    messages[i] = Message{
-        &op.keys->aead(), nonces[i].data(),  op.packet.first(op.header_length), op.payload.data(),
-        body.data(),      op.payload.size(), body.data() + op.payload.size()};
+    messages[i] = seal_message(&op.keys->aead(), nonces[i].data(),
+                               op.packet.first(op.header_length), op.payload, body.data());
   }
 
   // Header protection is applied as each packet's seal completes, while its
@@ -306,7 +301,7 @@ size_t protect_chunk(const MbManager& mb, std::span<const ProtectOp> ops,
              }
              HeaderProtectionMask mask;
              if (compute_mask(mb, hp, sample, mask)) {
-               mask_header(op.packet.data(), pn_offsets[index], mask);
+               mask_checked_header(op.packet.data(), pn_offsets[index], mask);
                status[index] = PacketStatus::kOk;
                ++protected_count;
              }
@@ -318,7 +313,7 @@ size_t protect_chunk(const MbManager& mb, std::span<const ProtectOp> ops,
   }
   for (size_t d = 0; d < deferred_count; ++d) {
     const size_t index = deferred_index[d];
-    mask_header(ops[index].packet.data(), pn_offsets[index], masks[d]);
+    mask_checked_header(ops[index].packet.data(), pn_offsets[index], masks[d]);
     status[index] = PacketStatus::kOk;
     ++protected_count;
   }

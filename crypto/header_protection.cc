@@ -155,13 +155,6 @@ bool compute_mask(const MbManager& mb, const HeaderProtectionKey& key, const uin
   return compute_masks(mb, {&request, 1}, {&mask, 1});
 }
 
-namespace {
-
-// Long headers (first bit set) protect 4 low bits, short headers 5.
-uint8_t first_byte_mask_bits(uint8_t first_byte) { return (first_byte & 0x80) ? 0x0f : 0x1f; }
-
-}  // namespace
-
 bool apply_header_protection(std::span<uint8_t> packet, size_t pn_offset,
                              const HeaderProtectionMask& mask) {
   if (packet.empty()) return false;
@@ -169,15 +162,14 @@ bool apply_header_protection(std::span<uint8_t> packet, size_t pn_offset,
   if (pn_offset < 1 || pn_offset > packet.size() || packet.size() - pn_offset < pn_length) {
     return false;
   }
-  packet[0] ^= mask[0] & first_byte_mask_bits(packet[0]);
-  for (size_t i = 0; i < pn_length; ++i) packet[pn_offset + i] ^= mask[1 + i];
+  mask_checked_header(packet.data(), pn_offset, mask);
   return true;
 }
 
 size_t remove_header_protection(std::span<uint8_t> packet, size_t pn_offset,
                                 const HeaderProtectionMask& mask) {
   if (packet.empty()) return 0;
-  const uint8_t first = packet[0] ^ (mask[0] & first_byte_mask_bits(packet[0]));
+  const uint8_t first = packet[0] ^ (mask[0] & first_byte_protected_bits(packet[0]));
   const size_t pn_length = size_t{1} + (first & 0x03);
   if (pn_offset < 1 || pn_offset > packet.size() || packet.size() - pn_offset < pn_length) return 0;
   packet[0] = first;

@@ -79,6 +79,21 @@ inline constexpr bool has_sample(size_t packet_length, size_t pn_offset) {
          packet_length - pn_offset >= sample_offset(0) + kHeaderProtectionSampleLength;
 }
 
+// Long headers (first bit set) protect the first byte's low 4 bits, short
+// headers 5 (RFC 9001 §5.4.1).
+inline constexpr uint8_t first_byte_protected_bits(uint8_t first_byte) {
+  return (first_byte & 0x80) ? 0x0f : 0x1f;
+}
+
+// The masking itself, for callers that have already checked that the packet
+// holds pn_offset + the packet number length bytes.
+inline void mask_checked_header(uint8_t* packet, size_t pn_offset,
+                                const HeaderProtectionMask& mask) {
+  const size_t pn_length = size_t{1} + (packet[0] & 0x03);
+  packet[0] ^= mask[0] & first_byte_protected_bits(packet[0]);
+  for (size_t i = 0; i < pn_length; ++i) packet[pn_offset + i] ^= mask[1 + i];
+}
+
 // Masks an unprotected header in place: the first byte's low 4 (long header)
 // or 5 (short header) bits and the packet number, whose length comes from the
 // unprotected first byte. Returns false if the packet is too short.

@@ -6,7 +6,6 @@
 
 #include <fstream>
 #include <map>
-#include <sstream>
 #include <stdexcept>
 #include <tuple>
 #include <vector>
@@ -14,9 +13,12 @@
 #include "crypto/tls_context.h"
 #include "crypto/tls_session.h"
 #include "tests/crypto/test_keys.h"
+#include "tests/util/hex.h"
 
 namespace dpquic::crypto {
 namespace {
+
+using ::dpquic::testing::to_hex;
 
 using Bytes = std::vector<uint8_t>;
 
@@ -335,22 +337,16 @@ TEST_F(TlsHandshakeTest, KeylogFileGetsNssKeyLogLines) {
     EXPECT_EQ(client_random.size(), 64u);
     secret_by_label[label] = secret;
   }
-  auto hex = [](const Bytes& bytes) {
-    std::ostringstream out;
-    for (uint8_t byte : bytes) {
-      out << "0123456789abcdef"[byte >> 4] << "0123456789abcdef"[byte & 15];
-    }
-    return out.str();
-  };
+
   const RecordingSink& sink = c->client_sink;
   EXPECT_EQ(secret_by_label["CLIENT_HANDSHAKE_TRAFFIC_SECRET"],
-            hex(sink.get(EncryptionLevel::kHandshake, Direction::kWrite).secret));
+            to_hex(sink.get(EncryptionLevel::kHandshake, Direction::kWrite).secret));
   EXPECT_EQ(secret_by_label["SERVER_HANDSHAKE_TRAFFIC_SECRET"],
-            hex(sink.get(EncryptionLevel::kHandshake, Direction::kRead).secret));
+            to_hex(sink.get(EncryptionLevel::kHandshake, Direction::kRead).secret));
   EXPECT_EQ(secret_by_label["CLIENT_TRAFFIC_SECRET_0"],
-            hex(sink.get(EncryptionLevel::kApplication, Direction::kWrite).secret));
+            to_hex(sink.get(EncryptionLevel::kApplication, Direction::kWrite).secret));
   EXPECT_EQ(secret_by_label["SERVER_TRAFFIC_SECRET_0"],
-            hex(sink.get(EncryptionLevel::kApplication, Direction::kRead).secret));
+            to_hex(sink.get(EncryptionLevel::kApplication, Direction::kRead).secret));
   EXPECT_EQ(secret_by_label.count("EXPORTER_SECRET"), 1u);
 }
 
