@@ -46,6 +46,20 @@ void* operator new(size_t size, std::align_val_t align) {
   return p;
 }
 void* operator new[](size_t size, std::align_val_t align) { return ::operator new(size, align); }
+void* operator new(size_t size, std::align_val_t align, const std::nothrow_t&) noexcept {
+  note_allocation();
+  void* p = nullptr;
+  if (posix_memalign(&p, std::max(sizeof(void*), static_cast<size_t>(align)), size) != 0)
+    return nullptr;
+  return p;
+}
+void* operator new[](size_t size, std::align_val_t align, const std::nothrow_t& tag) noexcept {
+  return ::operator new(size, align, tag);
+}
+void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
+void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
+void operator delete(void* p, std::align_val_t, const std::nothrow_t&) noexcept { std::free(p); }
+void operator delete[](void* p, std::align_val_t, const std::nothrow_t&) noexcept { std::free(p); }
 void operator delete(void* p) noexcept { std::free(p); }
 void operator delete[](void* p) noexcept { std::free(p); }
 void operator delete(void* p, size_t) noexcept { std::free(p); }

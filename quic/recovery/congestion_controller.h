@@ -1,0 +1,68 @@
+#pragma once
+// The congestion controller interface (RFC 9002 §7). NewReno (§7, §B) and
+// CUBIC (RFC 9438, with HyStart++ per RFC 9406) implement it; BBR may follow.
+//
+// Loss detection drives it: it reports every in-flight packet sent, each
+// newly acknowledged in-flight packet (ascending, one ACK frame at a time,
+// closed by on_ack_processed), congestion events (loss or ECN-CE) and
+// persistent congestion. bytes_in_flight is tracked by the sent-packet
+// rings, not here; callers pass it where a decision needs it.
+
+#include <cstddef>
+#include <cstdint>
+
+#include "quic/recovery/rtt_estimator.h"
+#include "quic/time.h"
+
+namespace dpquic::recovery {
+
+enum class CongestionControlAlgorithm : uint8_t { kNewReno, kCubic };
+
+// RFC 9002 §7.2: kInitialWindow = min(10 * mds, max(14720, 2 * mds)) and
+// kMinimumWindow = 2 * mds.
+constexpr uint64_t initial_window(uint64_t max_datagram_size) {
+  const uint64_t ten = 10 * max_datagram_size;
+  const uint64_t floor = 14720 > 2 * max_datagram_size ? 14720 : 2 * max_datagram_size;
+  return ten < floor ? ten : floor;
+}
+constexpr uint64_t minimum_window(uint64_t max_datagram_size) { return 2 * max_datagram_size; }
+
+struct AckedPacket {
+  uint64_t packet_number = 0;
+  Instant time_sent = 0;
+  uint64_t size = 0;
+};
+
+class CongestionController {
+ public:
+  virtual ~CongestionController() = default;
+
+  // An in-flight packet left (after pacing); `bytes_in_flight` includes it.
+  virtual void on_packet_sent(Instant now, uint64_t packet_number, uint64_t size,
+                              uint64_t bytes_in_flight) = 0;
+
+  // One newly acknowledged in-flight packet. `bytes_in_flight` is the value
+  // before this ACK frame removed anything; `app_limited` means the sender
+  // was not using the window it had (no growth then, §7.8).
+  virtual void on_packet_acked(Instant now, const AckedPacket& packet, const RttEstimator& rtt,
+                               uint64_t bytes_in_flight, bool app_limited) = 0;
+  // Ends one ACK frame's run of on_packet_acked calls (HyStart++ rounds).
+  virtual void on_ack_processed(Instant now, const RttEstimator& rtt) = 0;
+
+  // Loss of, or ECN-CE on, a packet sent at `time_sent` (§7.3.2). Ignored
+  // while already recovering from a packet sent after that.
+  virtual void on_congestion_event(Instant now, Instant time_sent) = 0;
+  // §7.6.2: the window collapses to the minimum window.
+  virtual void on_persistent_congestion(Instant now) = 0;
+
+  virtual uint64_t congestion_window() const = 0;
+  virtual uint64_t slow_start_threshold() const = 0;  // UINT64_MAX until the first event
+  virtual bool in_slow_start() const = 0;
+  // Whether a packet sent at `time_sent` was sent before the current
+  // recovery period began (§7.3.2).
+  virtual bool in_recovery(Instant time_sent) const = 0;
+
+  virtual CongestionControlAlgorithm algorithm() const = 0;
+};
+
+}  // namespace dpquic::recovery

@@ -1,0 +1,249 @@
+#pragma once
+// Loss detection and the probe timeout (RFC 9002 §6 and Appendix A), one
+// LossDetection per connection.
+//
+// It owns the three packet number spaces' sent-packet rings and the RTT
+// estimate, finds newly acknowledged packets with the core's XOR buffer,
+// declares packets lost by packet threshold (3) or time threshold
+// (max(9/8 * max(smoothed_rtt, latest_rtt), kGranularity)), arms the single
+// loss detection timer (time threshold, else PTO with exponential backoff),
+// and drives the congestion controller: packets sent, acknowledged, lost
+// (congestion events, ECN-CE) and persistent congestion.
+//
+// Sans-IO: every call that may move the timer takes `now`; the caller reads
+// timer() afterwards and calls on_timeout() when it expires. Nothing is
+// allocated per packet or per ACK: the only growable store (the list of an
+// ACK's newly acknowledged packets, replayed after loss detection in RFC
+// order) keeps its capacity and grows only when a larger ACK first appears.
+//
+// Preconditions the caller keeps: packet numbers grow within a space and send
+// times do not go backwards (so the packets one pass declares lost are a
+// prefix of the window, and the walk stops at the first survivor).
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "quic/recovery/ack_processing.h"
+#include "quic/recovery/congestion_controller.h"
+#include "quic/recovery/rtt_estimator.h"
+#include "quic/recovery/sent_packet.h"
+#include "quic/recovery/sent_packet_pool.h"
+#include "quic/recovery/sent_packets.h"
+#include "quic/time.h"
+#include "quic/wire/errors.h"
+#include "quic/wire/frames.h"
+#include "quic/wire/packet_type.h"
+
+namespace dpquic::recovery {
+
+// RFC 9002 §6.1.1: a packet is lost once a packet this many numbers above it
+// is acknowledged.
+inline constexpr uint64_t kPacketThreshold = 3;
+// Probe datagrams requested when a PTO expires with ack-eliciting packets in
+// flight (RFC 9002 §6.2.4 allows one or two): two, so one lost probe does not
+// cost another, doubled, PTO. The client's anti-deadlock probe (nothing in
+// flight, §6.2.2.1) is a single packet, as the RFC's pseudocode sends.
+inline constexpr uint8_t kProbesPerPto = 2;
+inline constexpr uint8_t kAntiDeadlockProbes = 1;
+
+// The time threshold loss delay (RFC 9002 §6.1.2):
+// max(kTimeThreshold * max(smoothed_rtt, latest_rtt), kGranularity), with
+// kTimeThreshold = 9/8.
+Duration loss_delay(const RttEstimator& rtt);
+
+struct LossDetectionConfig {
+  bool is_server = false;
+  // The peer's transport parameters (RFC 9000 §18.2). Until they are known
+  // the defaults apply; set_peer_ack_params() replaces them.
+  Duration max_ack_delay = 25 * kMillisecond;
+  uint64_t ack_delay_exponent = 3;
+  Duration initial_rtt = kInitialRtt;
+};
+
+// What the connection hears about individual packets: it requeues a lost
+// packet's frames and releases an acknowledged packet's. Called in ascending
+// packet-number order within a space; the SentPacket is a copy that lives
+// for the call. The packet is already out of sent(space) when it is called.
+class LossEvents {
+ public:
+  virtual void on_packet_acked(wire::PacketNumberSpace space, uint64_t packet_number,
+                               const SentPacket& packet) = 0;
+  virtual void on_packet_lost(wire::PacketNumberSpace space, uint64_t packet_number,
+                              const SentPacket& packet) = 0;
+
+ protected:
+  ~LossEvents() = default;
+};
+
+class LossDetection {
+ public:
+  // `pool` and `xor_buffer` belong to the core's shard, `cc` to the
+  // connection; all must outlive this object.
+  LossDetection(const LossDetectionConfig& config, SentPacketPool& pool, AckXorBuffer& xor_buffer,
+                CongestionController& cc);
+  LossDetection(const LossDetection&) = delete;
+  LossDetection& operator=(const LossDetection&) = delete;
+
+  // §A.5 OnPacketSent. Records the packet (time_sent is taken from `packet`,
+  // normally `now`), tells congestion control about in-flight packets and
+  // re-arms the timer. False, with nothing changed, if `packet_number` does
+  // not grow the space's window, the ring cannot grow, or the space was
+  // discarded.
+  bool on_packet_sent(Instant now, wire::PacketNumberSpace space, uint64_t packet_number,
+                      const SentPacket& packet);
+
+  // §A.7 OnAckReceived for one ACK frame received in `space`.
+  // kProtocolViolation, with no state changed, if the frame names a packet
+  // number never sent (above the largest sent, or skipped). Acknowledgments
+  // of packets already acknowledged or declared lost are ignored (a late ACK
+  // of a packet declared lost is a spurious loss; the loss stands). Otherwise,
+  // in RFC order: an RTT sample (only if the largest acknowledged is newly
+  // acknowledged and an ack-eliciting packet is newly acknowledged; ack delay
+  // ignored in Initial), ECN (ECN-CE count up: congestion event for the
+  // largest newly acknowledged packet's send time; only with
+  // `has_ecn_counts`, i.e. an ACK_ECN frame), loss detection (events, one
+  // congestion event, persistent congestion), then the acknowledged packets
+  // (events and congestion control), the PTO backoff reset (not at a client
+  // before the server validated its address) and the timer.
+  // An ACK in a Handshake packet tells a client the server validated its
+  // address (§A.8 PeerCompletedAddressValidation).
+  wire::WireError on_ack_received(Instant now, wire::PacketNumberSpace space,
+                                  const wire::AckFrame& frame, bool has_ecn_counts,
+                                  LossEvents& events);
+
+  // §A.9 OnLossDetectionTimeout. Does nothing before timer(). On a time
+  // threshold deadline declares the due packets lost; otherwise it is a PTO:
+  // the backoff doubles and probes_pending() of the PTO space becomes
+  // kProbesPerPto (kAntiDeadlockProbes for an unvalidated client with no
+  // ack-eliciting packets in flight outside unconfirmed Application space:
+  // a Handshake probe once it has Handshake keys, else a padded Initial).
+  void on_timeout(Instant now, LossEvents& events);
+
+  // The loss detection deadline; kNever when not armed.
+  Instant timer() const { return timer_; }
+
+  // Ack-eliciting probe packets owed in `space` after a PTO. They are not
+  // blocked by congestion control (§7.5); the connection may coalesce
+  // ack-eliciting packets of other spaces with in-flight data (§6.2.4).
+  size_t probes_pending(wire::PacketNumberSpace space) const;
+  // One probe was sent in `space` (also report it with on_packet_sent).
+  void on_probe_sent(wire::PacketNumberSpace space);
+
+  // §A.11 OnPacketNumberSpaceDiscarded (Initial or Handshake keys dropped):
+  // the space's packets leave bytes in flight without a congestion signal,
+  // its timers and probes are cleared, the PTO backoff resets. Later sends
+  // in the space are refused and ACKs in it ignored.
+  void discard_space(Instant now, wire::PacketNumberSpace space);
+
+  // A client has Handshake keys: its anti-deadlock probe becomes a
+  // Handshake packet.
+  void on_handshake_keys_available(Instant now);
+  // The handshake is confirmed (RFC 9001 §4.1.2): the Application PTO may be
+  // armed and ack delays are capped at max_ack_delay.
+  void on_handshake_confirmed(Instant now);
+  // A client learns the server completed address validation by other means
+  // than a Handshake ACK (which on_ack_received notices itself).
+  void on_peer_address_validated(Instant now);
+  // A server at its anti-amplification limit arms no timer (§A.8). When a
+  // datagram unblocks it the timer is re-armed; if timer() <= now the caller
+  // calls on_timeout() at once (§A.6 OnDatagramReceived).
+  void set_amplification_blocked(Instant now, bool blocked);
+  // The peer's max_ack_delay and ack_delay_exponent transport parameters.
+  void set_peer_ack_params(Duration max_ack_delay, uint64_t ack_delay_exponent);
+  // The sender is not using the window it has (§7.8): acknowledgments then
+  // do not grow it. Passed on to congestion control with each acked packet.
+  void set_app_limited(bool app_limited) { app_limited_ = app_limited; }
+
+  // Bytes of in-flight packets over all spaces, O(1).
+  uint64_t bytes_in_flight() const;
+  bool has_ack_eliciting_in_flight() const;
+  const RttEstimator& rtt() const { return rtt_; }
+  // When the first RTT sample was taken; nullopt before it.
+  std::optional<Instant> first_rtt_sample() const { return first_rtt_sample_; }
+  uint32_t pto_count() const { return pto_count_; }
+  const SentPackets& sent(wire::PacketNumberSpace space) const { return at(space).sent; }
+  std::optional<uint64_t> largest_acked(wire::PacketNumberSpace space) const {
+    return at(space).largest_acked;
+  }
+  // The time threshold deadline of `space`; kNever when none.
+  Instant loss_time(wire::PacketNumberSpace space) const { return at(space).loss_time; }
+  bool handshake_confirmed() const { return handshake_confirmed_; }
+  // §A.8 PeerCompletedAddressValidation.
+  bool peer_completed_address_validation() const;
+
+  // The PTO period for `space` with the current backoff: (smoothed_rtt +
+  // max(4 * rttvar, kGranularity) + max_ack_delay [Application only]) *
+  // 2^pto_count, saturating.
+  Duration pto_duration(wire::PacketNumberSpace space) const;
+
+ private:
+  struct Space {
+    explicit Space(SentPacketPool& pool) : sent(pool) {}
+    SentPackets sent;
+    std::optional<uint64_t> largest_acked;
+    Instant time_of_last_ack_eliciting = 0;
+    Instant loss_time = kNever;
+    uint64_t ecn_ce_count = 0;
+    uint8_t probes = 0;
+    bool discarded = false;
+  };
+
+  // One newly acknowledged packet, kept until loss detection has run.
+  struct NewlyAcked {
+    uint64_t packet_number;
+    SentPacket packet;
+  };
+
+  // What one loss detection pass found.
+  struct LossResult {
+    bool in_flight_lost = false;
+    Instant largest_lost_time_sent = 0;  // of in-flight lost packets
+    bool persistent_congestion = false;
+  };
+
+  class Collector;
+
+  Space& at(wire::PacketNumberSpace space) { return spaces_[static_cast<size_t>(space)]; }
+  const Space& at(wire::PacketNumberSpace space) const {
+    return spaces_[static_cast<size_t>(space)];
+  }
+
+  Duration scaled_ack_delay(uint64_t raw) const;
+  // §A.10 DetectAndRemoveLostPackets, plus the congestion signals of
+  // §B.8 OnPacketsLost.
+  LossResult detect_lost_packets(Instant now, wire::PacketNumberSpace space, LossEvents& events);
+  void signal_losses(Instant now, const LossResult& result);
+  // §A.8 GetLossTimeAndSpace: the earliest loss_time, or kNever.
+  Instant earliest_loss_time(wire::PacketNumberSpace& space) const;
+  // §A.8 GetPtoTimeAndSpace.
+  Instant pto_time_and_space(Instant now, wire::PacketNumberSpace& space) const;
+  wire::PacketNumberSpace anti_deadlock_space() const;
+  // Ack-eliciting packets in flight in a space whose PTO may be armed
+  // (Application only once confirmed). Without any, a client whose address
+  // is not yet validated arms the anti-deadlock PTO (§6.2.2.1), even with
+  // 0-RTT packets in flight.
+  bool has_armable_ack_eliciting_in_flight() const;
+  // §A.8 SetLossDetectionTimer.
+  void set_timer(Instant now);
+
+  LossDetectionConfig config_;
+  AckXorBuffer& xor_buffer_;
+  CongestionController& cc_;
+  RttEstimator rtt_;
+  std::array<Space, wire::kPacketNumberSpaceCount> spaces_;
+  std::vector<NewlyAcked> newly_acked_;
+  std::optional<Instant> first_rtt_sample_;
+  Instant timer_ = kNever;
+  uint32_t pto_count_ = 0;
+  bool handshake_keys_ = false;
+  bool handshake_confirmed_ = false;
+  bool handshake_ack_received_ = false;
+  bool peer_address_validated_ = false;
+  bool amplification_blocked_ = false;
+  bool app_limited_ = false;
+};
+
+}  // namespace dpquic::recovery

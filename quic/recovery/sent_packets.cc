@@ -1,0 +1,121 @@
+#include "quic/recovery/sent_packets.h"
+
+#include <algorithm>
+#include <bit>
+#include <cstring>
+#include <new>
+
+namespace dpquic::recovery {
+
+SentPackets::SentPackets(SentPacketPool& pool) : pool_(pool) {}
+
+SentPackets::~SentPackets() {
+  pool_.release(slots_, capacity_, sizeof(Slot));
+  pool_.release(live_, capacity_ / 64, sizeof(uint64_t));
+}
+
+bool SentPackets::prepare_insert(uint64_t packet_number) {
+  if (packet_number < next_) return false;
+  if (live_count_ == 0) {
+    // The window is empty, so it restarts at this packet wherever the head
+    // is: every slot is vacant.
+    if (slots_ == nullptr && !grow(pool_.initial_slots())) return false;
+    base_ = packet_number;
+  } else {
+    const uint64_t needed = packet_number - base_ + 1;
+    if (needed > capacity_) {
+      if (needed > pool_.max_slots_per_ring()) return false;
+      // capacity_ < needed <= the (power-of-two) bound, so doubling fits.
+      const size_t slots = std::max(capacity_ * 2, std::bit_ceil(static_cast<size_t>(needed)));
+      if (!grow(slots)) return false;
+    }
+  }
+  if (packet_number > next_) remember_skip(next_, packet_number);
+  next_ = packet_number + 1;
+  return true;
+}
+
+void SentPackets::reclaim_front() {
+  // The window starts at the next live packet (or is empty). Each slot is
+  // passed over once, a word at a time.
+  const uint64_t new_base = live_count_ == 0 ? next_ : next_live(base_ + 1, next_);
+  head_ = index(new_base);
+  base_ = new_base;
+}
+
+void SentPackets::clear() {
+  const uint64_t size = window_size();
+  for (uint64_t offset = 0; offset < size && live_count_ != 0; offset += 64) {
+    for (uint64_t bits = live_bits(offset); bits != 0; bits &= bits - 1) {
+      slots_[index(base_ + offset + std::countr_zero(bits))].live = false;
+      --live_count_;
+    }
+  }
+  if (live_ != nullptr) std::memset(live_, 0, capacity_ / 8);
+  live_count_ = 0;
+  bytes_in_flight_ = 0;
+  ack_eliciting_in_flight_ = 0;
+  base_ = next_;
+  head_ = 0;
+}
+
+bool SentPackets::never_sent(uint64_t packet_number) const {
+  return any_never_sent(packet_number, packet_number);
+}
+
+bool SentPackets::any_never_sent(uint64_t smallest, uint64_t largest) const {
+  if (largest >= next_) return true;
+  // Newest first: ACK ranges sit near the top of the window. Skip ranges are
+  // disjoint and ascending, so only the newest one starting at or below
+  // `largest` can overlap [smallest, largest].
+  for (size_t k = skip_count_; k > 0; --k) {
+    const SkipRange& skip = skips_[(skip_oldest_ + k - 1) & (kMaxSkipRanges - 1)];
+    if (skip.first > largest) continue;
+    return skip.end > smallest;
+  }
+  return false;
+}
+
+bool SentPackets::grow(size_t slots) {
+  const size_t words = slots / 64;
+  auto* new_slots = static_cast<Slot*>(pool_.acquire(slots, sizeof(Slot)));
+  auto* new_live = static_cast<uint64_t*>(pool_.acquire(words, sizeof(uint64_t)));
+  if (new_slots == nullptr || new_live == nullptr) {
+    pool_.release(new_slots, slots, sizeof(Slot));
+    pool_.release(new_live, words, sizeof(uint64_t));
+    return false;
+  }
+  // Pool storage is raw (and possibly recycled): start all vacant.
+  for (size_t i = 0; i < slots; ++i) new (&new_slots[i]) Slot{};
+  std::memset(new_live, 0, words * sizeof(uint64_t));
+
+  // Move the live entries, the window starting at slot 0.
+  const uint64_t size = window_size();
+  for (uint64_t offset = 0; offset < size; offset += 64) {
+    const uint64_t bits = live_bits(offset);
+    new_live[offset >> 6] = bits;
+    for (uint64_t rest = bits; rest != 0; rest &= rest - 1) {
+      const uint64_t at = offset + std::countr_zero(rest);
+      new_slots[at] = slots_[index(base_ + at)];
+    }
+  }
+  pool_.release(slots_, capacity_, sizeof(Slot));
+  pool_.release(live_, capacity_ / 64, sizeof(uint64_t));
+  slots_ = new_slots;
+  live_ = new_live;
+  capacity_ = slots;
+  head_ = 0;
+  return true;
+}
+
+void SentPackets::remember_skip(uint64_t first, uint64_t end) {
+  if (skip_count_ < kMaxSkipRanges) {
+    skips_[(skip_oldest_ + skip_count_) & (kMaxSkipRanges - 1)] = {first, end};
+    ++skip_count_;
+  } else {
+    skips_[skip_oldest_] = {first, end};  // forget the oldest
+    skip_oldest_ = (skip_oldest_ + 1) & (kMaxSkipRanges - 1);
+  }
+}
+
+}  // namespace dpquic::recovery

@@ -1,0 +1,246 @@
+#include "quic/transmit/burst_builder.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace dpquic::transmit {
+namespace {
+
+// The order packets are coalesced in a datagram (RFC 9000 §12.2): a 1-RTT
+// packet, with its short header, can only be last.
+constexpr EncryptionLevel kLevelOrder[] = {EncryptionLevel::kInitial, EncryptionLevel::kHandshake,
+                                           EncryptionLevel::kEarlyData,
+                                           EncryptionLevel::kApplication};
+
+constexpr size_t kTag = crypto::kAeadTagLength;
+
+}  // namespace
+
+BurstStatus BurstBuilder::build(TransmitSource& source, const BurstBuffers& buffers,
+                                const BurstParams& params, BurstDescriptor& out) {
+  out = BurstDescriptor{};
+  out.segment_size = buffers.segment_size;
+  out.ecn = params.ecn;
+  out.path_id = params.path_id;
+  const size_t segment = buffers.segment_size;
+  if (segment < wire::kMinInitialDatagramSize || segment > kMaxSegmentSize ||
+      segment > buffers.capacity) {
+    return BurstStatus::kInvalidArgument;
+  }
+  const bool train = buffers.mode == BurstMode::kGsoTrain;
+  const size_t limit =
+      std::min({buffers.datagrams.size(), params.max_datagrams, kMaxBurstDatagrams});
+  packet_count_ = 0;
+  datagram_count_ = 0;
+  closed_ = false;
+  gather_.clear();
+
+  // What is left after every finished datagram. The previous datagram stays
+  // open (its last packet unpadded) until the next one has a packet.
+  Budgets left{params.congestion_budget, params.amplification_budget};
+  for (size_t index = 0; index < limit && !closed_; ++index) {
+    Budgets budgets = left;
+    if (index > 0) {
+      const Datagram& previous = datagrams_[index - 1];
+      size_t final_length = std::max(previous.length, previous.min_size);
+      if (train) {
+        // Another segment means padding this one to the segment size: only
+        // if it may be that large, and if that does not put an ACK-only
+        // datagram in flight.
+        if (previous.capacity < segment ||
+            (previous.length < segment && !datagram_in_flight(previous))) {
+          break;
+        }
+        final_length = segment;
+      }
+      budgets = charge(left, previous, final_length);
+    }
+    open_datagram(buffers, budgets, index);
+    Datagram& datagram = datagrams_[index];
+    // Ack-eliciting frames only while a full segment fits the window.
+    const bool congestion_room = budgets.congestion >= segment;
+    for (const EncryptionLevel level : kLevelOrder) {
+      if (datagram.ended) break;
+      // A server's Initial datagram that cannot reach 1200 bytes under the
+      // amplification budget may carry no ack-eliciting Initial.
+      const SendAllowance allowance{congestion_room &&
+                                    !(level == EncryptionLevel::kInitial &&
+                                      datagram.capacity < wire::kMinInitialDatagramSize)};
+      try_packet(source, level, allowance, index);
+    }
+    if (datagram.packet_count == 0) break;
+    datagram_count_ = index + 1;
+    if (index > 0) {
+      Datagram& previous = datagrams_[index - 1];
+      finish_datagram(previous, train ? segment : 0);
+      left = charge(left, previous, previous.length);
+    }
+  }
+  if (datagram_count_ == 0) return BurstStatus::kOk;
+  finish_datagram(datagrams_[datagram_count_ - 1], 0);
+
+  for (size_t i = 0; i < packet_count_; ++i) {
+    const Packet& packet = packets_[i];
+    ops_[i] =
+        crypto::GatherProtectOp{packet.keys,
+                                packet.packet_number,
+                                {packet.start, packet.size()},
+                                packet.header.header_size,
+                                {&gather_.segments[packet.first_segment], packet.segment_count}};
+  }
+  const size_t sealed = sealer_.seal({ops_.data(), packet_count_}, {status_.data(), packet_count_});
+  // The ciphertext is in the buffers: the chunks may go.
+  gather_.clear();
+  if (sealed != packet_count_) return BurstStatus::kSealFailed;
+
+  for (size_t i = 0; i < packet_count_; ++i) {
+    const Packet& packet = packets_[i];
+    source.on_packet_sent(SentPacketInfo{packet.level, packet.packet_number, packet.size(),
+                                         packet.datagram, packet.ack_eliciting, packet.in_flight});
+  }
+  out.datagram_count = datagram_count_;
+  for (size_t i = 0; i < datagram_count_; ++i) {
+    out.lengths[i] = static_cast<uint16_t>(datagrams_[i].length);
+  }
+  return BurstStatus::kOk;
+}
+
+void BurstBuilder::open_datagram(const BurstBuffers& buffers, const Budgets& budgets,
+                                 size_t index) {
+  const size_t capacity =
+      static_cast<size_t>(std::min<uint64_t>(buffers.segment_size, budgets.amplification));
+  datagrams_[index] = Datagram{buffers.datagrams[index],
+                               buffers.datagrams[index] != nullptr ? capacity : 0,
+                               0,
+                               0,
+                               packet_count_,
+                               0,
+                               false};
+}
+
+bool BurstBuilder::try_packet(TransmitSource& source, EncryptionLevel level,
+                              const SendAllowance& allowance, size_t datagram_index) {
+  Datagram& datagram = datagrams_[datagram_index];
+  if (packet_count_ == packets_.size() || !PacketPayloadWriter::has_room_for_packet(gather_)) {
+    return false;
+  }
+  PacketHeader header;
+  if (!source.next_packet(level, allowance, header) || header.keys == nullptr) return false;
+
+  uint8_t* start = datagram.buffer + datagram.length;
+  wire::ByteWriter writer({start, datagram.capacity - datagram.length});
+  wire::EncodedHeader encoded;
+  bool encoded_ok;
+  if (header.long_header) {
+    wire::LongHeaderFields fields = header.long_fields;
+    fields.length_field_width = 2;  // enough for any packet up to kMaxSegmentSize
+    encoded_ok = wire::encode_long_header(writer, fields, encoded);
+  } else {
+    encoded_ok = wire::encode_short_header(writer, header.short_fields, encoded);
+  }
+  if (!encoded_ok) return false;
+  // RFC 9001 §5.4.2: packet number + payload >= 4 bytes, so the sample fits.
+  const size_t sample_minimum =
+      encoded.packet_number_length >= 4 ? 0 : 4 - encoded.packet_number_length;
+  if (writer.remaining() < kTag + std::max<size_t>(sample_minimum, 1)) return false;
+
+  PacketPayloadWriter payload({writer.tail().data(), writer.remaining() - kTag}, gather_);
+  const PacketContents contents = source.write_frames(level, payload, allowance);
+  if (payload.written() == 0) {
+    payload.abandon();
+    return false;
+  }
+  Packet& packet = packets_[packet_count_++];
+  packet = Packet{level,
+                  header.packet_number(),
+                  header.keys,
+                  start,
+                  encoded,
+                  payload.written(),
+                  0,
+                  0,
+                  datagram_index,
+                  header.long_header,
+                  contents.ack_eliciting,
+                  contents.ack_eliciting || contents.in_flight,
+                  contents.connection_close};
+  payload.finish(packet.first_segment, packet.segment_count);
+  if (packet.payload_length < sample_minimum) {
+    pad_packet(packet, sample_minimum - packet.payload_length);
+  }
+  datagram.length += packet.size();
+  ++datagram.packet_count;
+  if (contents.needs_initial_padding) {
+    datagram.min_size =
+        std::max(datagram.min_size, std::min(wire::kMinInitialDatagramSize, datagram.capacity));
+  }
+  if (contents.connection_close) closed_ = true;
+  datagram.ended = contents.connection_close || !header.long_header;
+  return true;
+}
+
+void BurstBuilder::pad_packet(Packet& packet, size_t amount) {
+  uint8_t* payload = packet.start + packet.header.header_size;
+  crypto::GatherSegment* segments = &gather_.segments[packet.first_segment];
+  if (!packet.connection_close) {
+    // At the end: the last segment is always in place.
+    std::memset(payload + packet.payload_length, 0, amount);
+    segments[packet.segment_count - 1].length += amount;
+  } else {
+    // Before the frames, so the close stays the last thing in the packet.
+    std::memmove(payload + amount, payload, packet.payload_length);
+    std::memset(payload, 0, amount);
+    for (size_t i = 0; i < packet.segment_count; ++i) {
+      crypto::GatherSegment& segment = segments[i];
+      const bool in_place = segment.in == segment.out;
+      segment.out += amount;
+      if (in_place) segment.in = segment.out;
+    }
+    // The first segment is always in place: it grows back over the padding.
+    segments[0].out = payload;
+    segments[0].in = payload;
+    segments[0].length += amount;
+  }
+  packet.payload_length += amount;
+  packet.in_flight = true;  // PADDING makes a packet count in flight (RFC 9002 §2)
+}
+
+void BurstBuilder::finish_datagram(Datagram& datagram, size_t train_size) {
+  const size_t target = std::min(std::max(datagram.min_size, train_size), datagram.capacity);
+  Packet& last = packets_[datagram.first_packet + datagram.packet_count - 1];
+  if (datagram.length < target) {
+    pad_packet(last, target - datagram.length);
+    datagram.length = target;
+  }
+  for (size_t i = 0; i < datagram.packet_count; ++i) {
+    Packet& packet = packets_[datagram.first_packet + i];
+    if (!packet.long_header) continue;
+    // Fits by construction: 2-byte Length, packets <= kMaxSegmentSize.
+    (void)wire::patch_long_header_length({packet.start, packet.size()}, packet.header,
+                                         packet.payload_length + kTag);
+  }
+}
+
+BurstBuilder::Budgets BurstBuilder::charge(Budgets budgets, const Datagram& datagram,
+                                           size_t final_length) const {
+  // In flight: ack-eliciting or padded packets (RFC 9002 §2); padding added
+  // to reach final_length goes to the last packet.
+  uint64_t in_flight = final_length - datagram.length;
+  for (size_t i = 0; i < datagram.packet_count; ++i) {
+    const Packet& packet = packets_[datagram.first_packet + i];
+    const bool last = i + 1 == datagram.packet_count;
+    if (packet.in_flight || (last && final_length > datagram.length)) in_flight += packet.size();
+  }
+  budgets.congestion -= std::min(budgets.congestion, in_flight);
+  budgets.amplification -= std::min<uint64_t>(budgets.amplification, final_length);
+  return budgets;
+}
+
+bool BurstBuilder::datagram_in_flight(const Datagram& datagram) const {
+  for (size_t i = 0; i < datagram.packet_count; ++i) {
+    if (packets_[datagram.first_packet + i].in_flight) return true;
+  }
+  return false;
+}
+
+}  // namespace dpquic::transmit

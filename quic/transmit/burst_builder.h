@@ -1,0 +1,135 @@
+#pragma once
+// The burst builder: the core of poll_transmit.
+//
+// build() fills the caller's datagram buffers with as many datagrams as the
+// pacer (max_datagrams), the congestion window and the anti-amplification
+// budget allow. Each datagram coalesces packets of the encryption levels in
+// order (Initial, Handshake, 0-RTT, 1-RTT); the TransmitSource (the
+// connection) supplies headers, keys and frames (see transmit_source.h).
+//
+// Padding is decided last. A packet's own needs are met as soon as its frames
+// are written (at least 4 bytes of packet number + payload, for the header
+// protection sample: RFC 9001 §5.4.2). The datagram's needs are tracked as one
+// minimum size, raised by packets that need it (1200 bytes for Initial
+// datagrams, RFC 9000 §14.1) and, in a GSO train, to the segment size for
+// every datagram but the last. It is applied once, to the datagram's last
+// packet, when the datagram is known to be finished: when the next datagram
+// got a packet, or the burst ended. The last datagram of a train is never
+// padded just to match the segment size. PADDING goes at the end of the last
+// packet, except in a packet carrying CONNECTION_CLOSE, where it goes before
+// the frames, so nothing at all follows the close.
+//
+// A CONNECTION_CLOSE ends the output: nothing else is written in that
+// datagram or burst. A 1-RTT packet ends its datagram (a short header has no
+// Length).
+//
+// Budgets: ack-eliciting frames are allowed in a datagram only while the
+// congestion budget has room for a full segment (as quinn does); otherwise
+// only ACK and CONNECTION_CLOSE (SendAllowance). The amplification budget is
+// never exceeded, padding included: a datagram is never larger than what is
+// left of it.
+//
+// Nothing is allocated per packet or per burst: packet records, gather
+// segments and chunk references live in fixed arrays of the builder, which is
+// created once per core (it is large; allocate it, don't put it on a stack).
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+
+#include "crypto/aead_burst.h"
+#include "crypto/aead_gather.h"
+#include "quic/transmit/burst.h"
+#include "quic/transmit/packet_sealer.h"
+#include "quic/transmit/packet_writer.h"
+#include "quic/transmit/transmit_source.h"
+#include "quic/wire/header.h"
+
+namespace dpquic::transmit {
+
+struct BurstParams {
+  size_t max_datagrams = kMaxBurstDatagrams;   // the pacer's allowance
+  uint64_t congestion_budget = UINT64_MAX;     // cwnd - bytes_in_flight
+  uint64_t amplification_budget = UINT64_MAX;  // 3 x received - sent, until validated
+  uint32_t path_id = 0;
+  EcnCodepoint ecn = EcnCodepoint::kNotEct;
+};
+
+enum class BurstStatus : uint8_t {
+  kOk = 0,           // datagram_count may be 0: nothing to send, or no budget
+  kInvalidArgument,  // buffers or segment size unusable; nothing was asked of the source
+  // Sealing failed (an internal error: every argument was built here). The
+  // descriptor is empty; packets committed by write_frames were not reported
+  // sent; the connection should close.
+  kSealFailed,
+};
+
+// Up to this many packets per burst (four levels per datagram at most).
+inline constexpr size_t kMaxPacketsPerBurst = 4 * kMaxBurstDatagrams;
+
+class BurstBuilder {
+ public:
+  explicit BurstBuilder(PacketSealer& sealer) : sealer_(sealer) {}
+  BurstBuilder(const BurstBuilder&) = delete;
+  BurstBuilder& operator=(const BurstBuilder&) = delete;
+
+  BurstStatus build(TransmitSource& source, const BurstBuffers& buffers, const BurstParams& params,
+                    BurstDescriptor& out);
+
+ private:
+  struct Packet {
+    EncryptionLevel level;
+    uint64_t packet_number;
+    const crypto::PacketKeys* keys;
+    uint8_t* start;
+    wire::EncodedHeader header;
+    size_t payload_length;  // plaintext, padding included
+    size_t first_segment;
+    size_t segment_count;
+    size_t datagram;
+    bool long_header;
+    bool ack_eliciting;
+    bool in_flight;
+    bool connection_close;
+
+    size_t size() const { return header.header_size + payload_length + crypto::kAeadTagLength; }
+  };
+  struct Datagram {
+    uint8_t* buffer;
+    size_t capacity;  // the most bytes this datagram may have (segment, budgets)
+    size_t length;
+    size_t min_size;
+    size_t first_packet;
+    size_t packet_count;
+    bool ended;  // a short header or a close: no further packet fits
+  };
+  struct Budgets {
+    uint64_t congestion;
+    uint64_t amplification;
+  };
+
+  void open_datagram(const BurstBuffers& buffers, const Budgets& budgets, size_t index);
+  // Builds the level's next packet at the end of datagram `index`; false if
+  // the source had nothing or nothing fitted.
+  bool try_packet(TransmitSource& source, EncryptionLevel level, const SendAllowance& allowance,
+                  size_t index);
+  void pad_packet(Packet& packet, size_t amount);
+  // Applies the datagram's minimum size (raised to `train_size` when another
+  // datagram of a GSO train follows) and patches long-header Lengths.
+  void finish_datagram(Datagram& datagram, size_t train_size);
+  // The budgets left once `datagram` is finished at `final_length` bytes.
+  Budgets charge(Budgets budgets, const Datagram& datagram, size_t final_length) const;
+  bool datagram_in_flight(const Datagram& datagram) const;
+
+  PacketSealer& sealer_;
+  GatherStorage gather_;
+  std::array<Packet, kMaxPacketsPerBurst> packets_{};
+  size_t packet_count_ = 0;
+  std::array<Datagram, kMaxBurstDatagrams> datagrams_{};
+  size_t datagram_count_ = 0;
+  bool closed_ = false;
+  std::array<crypto::GatherProtectOp, kMaxPacketsPerBurst> ops_{};
+  std::array<crypto::PacketStatus, kMaxPacketsPerBurst> status_{};
+};
+
+}  // namespace dpquic::transmit
