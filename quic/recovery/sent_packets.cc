@@ -5,6 +5,8 @@
 #include <cstring>
 #include <new>
 
+#include "quic/wire/packet_number.h"
+
 namespace dpquic::recovery {
 
 SentPackets::SentPackets(SentPacketPool& pool) : pool_(pool) {}
@@ -15,7 +17,9 @@ SentPackets::~SentPackets() {
 }
 
 bool SentPackets::prepare_insert(uint64_t packet_number) {
-  if (packet_number < next_) return false;
+  // Above 2^62 - 1 QUIC has no packet numbers, and near 2^64 next_ and the
+  // iterators' arithmetic would wrap.
+  if (packet_number < next_ || packet_number > wire::kMaxPacketNumber) return false;
   if (live_count_ == 0) {
     // The window is empty, so it restarts at this packet wherever the head
     // is: every slot is vacant.

@@ -83,8 +83,10 @@ class SentPackets {
 
   // Appends `packet_number`, which must be above every number inserted so
   // far; numbers passed over become vacant, skipped slots. Returns false
-  // (nothing changed) if the number does not grow the window or the pool
-  // cannot provide storage.
+  // (nothing changed) if the number does not grow the window, the pool
+  // cannot provide storage, or it is above wire::kMaxPacketNumber (checked
+  // everywhere but the fast append of the next number into a live window:
+  // the caller stops at kMaxPacketNumber, RFC 9000 §12.3).
   bool insert(uint64_t packet_number, const SentPacket& packet);
 
   // Removes a live entry in O(1), returning it; nullopt if absent.
@@ -112,9 +114,11 @@ class SentPackets {
   // Skipped numbers are remembered as ranges, the most recent
   // kMaxSkipRanges of them (one range per insert() that passed numbers
   // over). Skips are rare (one every few hundred packets at most), so that
-  // covers the in-flight window many times over; a skipped number older
-  // than that bound and below the window can no longer be detected, and an
-  // ACK naming it is then treated like one for an acknowledged packet.
+  // usually covers the in-flight window; a skipped number older than that
+  // bound can no longer be detected (even inside a window spanning more
+  // than kMaxSkipRanges skips: its slot is vacant like an acknowledged
+  // one's), and an ACK naming it is then treated like one for an
+  // acknowledged packet.
   bool never_sent(uint64_t packet_number) const;
   // True when any number in [smallest, largest] was never sent (validating
   // one ACK range in O(recent skips), not per packet).

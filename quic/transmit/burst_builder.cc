@@ -6,10 +6,11 @@
 namespace dpquic::transmit {
 namespace {
 
-// The order packets are coalesced in a datagram (RFC 9000 §12.2): a 1-RTT
-// packet, with its short header, can only be last.
-constexpr EncryptionLevel kLevelOrder[] = {EncryptionLevel::kInitial, EncryptionLevel::kHandshake,
-                                           EncryptionLevel::kEarlyData,
+// The order packets are coalesced in a datagram: increasing encryption
+// levels, Initial, 0-RTT, Handshake, 1-RTT (RFC 9000 §12.2); a 1-RTT packet,
+// with its short header, can only be last.
+constexpr EncryptionLevel kLevelOrder[] = {EncryptionLevel::kInitial, EncryptionLevel::kEarlyData,
+                                           EncryptionLevel::kHandshake,
                                            EncryptionLevel::kApplication};
 
 constexpr size_t kTag = crypto::kAeadTagLength;

@@ -4,7 +4,7 @@
 // build() fills the caller's datagram buffers with as many datagrams as the
 // pacer (max_datagrams), the congestion window and the anti-amplification
 // budget allow. Each datagram coalesces packets of the encryption levels in
-// order (Initial, Handshake, 0-RTT, 1-RTT); the TransmitSource (the
+// order (Initial, 0-RTT, Handshake, 1-RTT); the TransmitSource (the
 // connection) supplies headers, keys and frames (see transmit_source.h).
 //
 // Padding is decided last. A packet's own needs are met as soon as its frames

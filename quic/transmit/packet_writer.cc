@@ -14,7 +14,8 @@ PacketPayloadWriter::PacketPayloadWriter(std::span<uint8_t> payload, GatherStora
     : payload_(payload),
       writer_(payload),
       storage_(storage),
-      first_segment_(storage.segment_count) {
+      first_segment_(storage.segment_count),
+      first_chunk_(storage.chunk_count) {
   storage_.segments[storage_.segment_count++] =
       crypto::GatherSegment{payload.data(), payload.data(), 0};
 }
@@ -81,6 +82,9 @@ void PacketPayloadWriter::finish(size_t& first_segment, size_t& segment_count) {
   segment_count = storage_.segment_count - first_segment_;
 }
 
-void PacketPayloadWriter::abandon() { storage_.segment_count = first_segment_; }
+void PacketPayloadWriter::abandon() {
+  storage_.segment_count = first_segment_;
+  while (storage_.chunk_count > first_chunk_) storage_.chunks[--storage_.chunk_count].reset();
+}
 
 }  // namespace dpquic::transmit

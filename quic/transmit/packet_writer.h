@@ -72,7 +72,8 @@ class PacketPayloadWriter {
   // For the builder: closes the last in-place segment at the end of what was
   // written. Returns the packet's segments [first, first + count).
   void finish(size_t& first_segment, size_t& segment_count);
-  // For the builder: forgets a packet nothing was written to.
+  // For the builder: forgets a packet nothing was written to, dropping any
+  // chunk references it took (a zero-length append writes nothing).
   void abandon();
 
  private:
@@ -86,6 +87,7 @@ class PacketPayloadWriter {
   wire::ByteWriter writer_;
   GatherStorage& storage_;
   size_t first_segment_;
+  size_t first_chunk_;
 };
 
 }  // namespace dpquic::transmit

@@ -3,7 +3,7 @@
 // what it tells it back.
 //
 // For each datagram the builder walks the encryption levels in order
-// (Initial, Handshake, 0-RTT, 1-RTT) and, for each level:
+// (Initial, 0-RTT, Handshake, 1-RTT: RFC 9000 §12.2) and, for each level:
 //   1. next_packet(level, allowance, header): does the level have keys and
 //      something to send under `allowance`? If so, fill in the header of its
 //      next packet (and its keys).

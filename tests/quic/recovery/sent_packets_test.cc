@@ -199,6 +199,38 @@ TEST(SentPacketsTest, RemovingTheCurrentEntryWhileIterating) {
   EXPECT_EQ(sent.window_begin(), 1u);
 }
 
+TEST(SentPacketsTest, RemovingLaterEntriesWhileIterating) {
+  SentPacketPool pool(64, 256);
+  SentPackets sent(pool);
+  // A wrapped ring: window 130..379 in 256 slots, head at slot 130.
+  for (uint64_t pn = 0; pn < 200; ++pn) ASSERT_TRUE(sent.insert(pn, packet_for(pn)));
+  for (uint64_t pn = 0; pn < 130; ++pn) ASSERT_TRUE(sent.remove(pn).has_value());
+  for (uint64_t pn = 200; pn < 380; ++pn) ASSERT_TRUE(sent.insert(pn, packet_for(pn)));
+  ASSERT_EQ(sent.capacity(), 256u);
+  Numbers visited;
+  for (const SentPackets::Entry entry : sent.range(0, UINT64_MAX)) {
+    const uint64_t pn = entry.packet_number;
+    visited.push_back(pn);
+    if (pn == 130) {
+      // Later entries inside the iterator's cached word (131..194), and
+      // just past it.
+      for (const uint64_t later : {131, 193, 194, 195}) {
+        ASSERT_TRUE(sent.remove(later).has_value()) << later;
+      }
+    }
+    if (pn == 132) {
+      // The current entry and everything up to 300: the window front moves
+      // far past the numbers the iterator cached.
+      for (uint64_t later = 130; later <= 300; ++later) sent.remove(later);
+      EXPECT_EQ(sent.window_begin(), 301u);
+    }
+  }
+  Numbers expected = {130, 132};
+  for (uint64_t pn = 301; pn < 380; ++pn) expected.push_back(pn);
+  EXPECT_EQ(visited, expected);
+  EXPECT_EQ(sent.size(), 79u);
+}
+
 TEST(SentPacketsTest, CountsAreMaintainedOnInsertAndRemove) {
   SentPacketPool pool;
   SentPackets sent(pool);
@@ -329,6 +361,44 @@ TEST(SentPacketsTest, OutOfRangeAccessIsAbsent) {
   EXPECT_EQ(sent.size(), 9u);
   EXPECT_EQ(sent.bytes_in_flight(),
             9u * 1000 + (101 + 102 + 103 + 104 + 105 + 106 + 107 + 108 + 109));
+}
+
+TEST(SentPacketsTest, PacketNumbersUpToTwoToTheSixtyTwo) {
+  constexpr uint64_t kMax = (uint64_t{1} << 62) - 1;  // wire::kMaxPacketNumber
+  SentPacketPool pool;
+  SentPackets sent(pool);
+  // Above the QUIC maximum: refused, nothing changes (UINT64_MAX used to be
+  // accepted, leaving next_ wrapped to 0 and the packet unreachable).
+  EXPECT_FALSE(sent.insert(UINT64_MAX, packet_for(1)));
+  EXPECT_FALSE(sent.insert(UINT64_MAX - 1, packet_for(1)));
+  EXPECT_FALSE(sent.insert(kMax + 1, packet_for(1)));
+  EXPECT_TRUE(sent.empty());
+  EXPECT_FALSE(sent.largest_sent().has_value());
+  EXPECT_EQ(sent.capacity(), 0u);
+
+  ASSERT_TRUE(sent.insert(kMax - 100, packet_for(1)));
+  ASSERT_TRUE(sent.insert(kMax - 1, packet_for(2)));
+  EXPECT_FALSE(sent.insert(kMax + 5, packet_for(3)));  // a skip past the maximum
+  ASSERT_TRUE(sent.insert(kMax, packet_for(3)));
+  EXPECT_EQ(sent.largest_sent(), kMax);
+  EXPECT_EQ(sent.window_size(), 101u);
+  EXPECT_EQ(numbers(sent.all()), (Numbers{kMax - 100, kMax - 1, kMax}));
+  EXPECT_EQ(numbers(sent.range_after(kMax - 100, UINT64_MAX)), (Numbers{kMax - 1, kMax}));
+  EXPECT_EQ(numbers(sent.range(kMax, UINT64_MAX)), (Numbers{kMax}));
+  EXPECT_TRUE(sent.never_sent(kMax - 50));
+  EXPECT_FALSE(sent.never_sent(kMax));
+  EXPECT_TRUE(sent.never_sent(kMax + 1));
+  EXPECT_TRUE(sent.never_sent(UINT64_MAX));
+  EXPECT_TRUE(sent.remove(kMax - 100).has_value());
+  EXPECT_EQ(sent.window_begin(), kMax - 1);
+  EXPECT_TRUE(sent.remove(kMax - 1).has_value());
+  EXPECT_TRUE(sent.remove(kMax).has_value());
+  EXPECT_TRUE(sent.empty());
+  EXPECT_EQ(sent.window_begin(), kMax + 1);
+  // Empty at the top: a restart above the maximum is refused too.
+  EXPECT_FALSE(sent.insert(UINT64_MAX, packet_for(4)));
+  EXPECT_EQ(sent.largest_sent(), kMax);
+  EXPECT_EQ(numbers(sent.range(0, UINT64_MAX)), Numbers{});
 }
 
 TEST(SentPacketsTest, DrainAndReuseTheStorage) {

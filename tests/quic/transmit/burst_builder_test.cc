@@ -5,8 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <memory>
 #include <numeric>
+#include <random>
 #include <vector>
 
 #include "crypto/initial_secrets.h"
@@ -14,7 +16,9 @@
 #include "crypto/packet_keys.h"
 #include "quic/transmit/chunk.h"
 #include "quic/transmit/packet_sealer.h"
+#include "quic/wire/frame_codec.h"
 #include "quic/wire/frames.h"
+#include "quic/wire/packet_type.h"
 #include "quic/wire/version.h"
 #include "tests/quic/transmit/packet_reader.h"
 #include "tests/quic/transmit/scripted_source.h"
@@ -152,6 +156,34 @@ TEST_F(BurstBuilderTest, InitialAndHandshakeCoalescedPaddedOnlyInTheLast) {
   EXPECT_TRUE(source.sent()[1].in_flight);
   EXPECT_EQ(initial.next_packet_number, 1u);
   EXPECT_EQ(handshake.next_packet_number, 6u);
+}
+
+TEST_F(BurstBuilderTest, ZeroRttIsCoalescedBeforeHandshake) {
+  // RFC 9000 §12.2: increasing encryption levels, Initial, 0-RTT, Handshake.
+  ScriptedSource source(wire::Role::kClient, kDcid, kScid);
+  auto& initial = source.level(EncryptionLevel::kInitial);
+  initial.keys = &initial_;
+  initial.ack = true;
+  auto& zero_rtt = source.level(EncryptionLevel::kEarlyData);
+  zero_rtt.keys = &one_rtt_;
+  zero_rtt.stream_data = pool_.copy_from(pattern(100, 4));
+  auto& handshake = source.level(EncryptionLevel::kHandshake);
+  handshake.keys = &handshake_;
+  handshake.ack = true;
+  reader_keys_.zero_rtt = &one_rtt_;
+  ASSERT_EQ(builder_->build(source, lend(2, BurstMode::kIndependent), {}, out_), BurstStatus::kOk);
+  ASSERT_EQ(out_.datagram_count, 1u);
+  EXPECT_EQ(out_.lengths[0], 1200u);
+  const auto packets = open(0);
+  ASSERT_EQ(packets.size(), 3u);
+  EXPECT_EQ(packets[0].type, wire::PacketType::kInitial);
+  EXPECT_EQ(packets[1].type, wire::PacketType::kZeroRtt);
+  EXPECT_EQ(types_of(packets[1]), std::vector{FrameType::kStream});
+  EXPECT_EQ(packets[2].type, wire::PacketType::kHandshake);
+  EXPECT_EQ(types_of(packets[2]), (std::vector{FrameType::kAck, FrameType::kPadding}));
+  ASSERT_EQ(source.sent().size(), 3u);
+  EXPECT_EQ(source.sent()[1].level, EncryptionLevel::kEarlyData);
+  EXPECT_EQ(source.sent()[2].level, EncryptionLevel::kHandshake);
 }
 
 TEST_F(BurstBuilderTest, ClientInitialAloneIsPaddedInItself) {
@@ -378,6 +410,246 @@ TEST_F(BurstBuilderTest, RejectsUnusableBuffers) {
   buffers.capacity = kSegment - 1;
   EXPECT_EQ(builder_->build(source, buffers, {}, out_), BurstStatus::kInvalidArgument);
   EXPECT_EQ(out_.datagram_count, 0u);
+}
+
+// A source with one Initial packet to offer, whose frames a test writes.
+class OneInitialSource : public TransmitSource {
+ public:
+  OneInitialSource(const crypto::PacketKeys* keys,
+                   std::function<PacketContents(PacketPayloadWriter&)> write)
+      : keys_(keys), write_(std::move(write)) {}
+  bool next_packet(EncryptionLevel level, const SendAllowance&, PacketHeader& header) override {
+    if (level != EncryptionLevel::kInitial || offered_) return false;
+    offered_ = true;
+    header = PacketHeader{};
+    header.keys = keys_;
+    header.long_fields.version = wire::kVersion1;
+    header.long_fields.type = wire::PacketType::kInitial;
+    header.long_fields.dcid = kDcid;
+    header.long_fields.scid = kScid;
+    header.long_fields.packet_number_length = 2;
+    return true;
+  }
+  PacketContents write_frames(EncryptionLevel, PacketPayloadWriter& writer,
+                              const SendAllowance&) override {
+    return write_(writer);
+  }
+  void on_packet_sent(const SentPacketInfo& packet) override { sent.push_back(packet); }
+  std::vector<SentPacketInfo> sent;
+
+ private:
+  const crypto::PacketKeys* keys_;
+  std::function<PacketContents(PacketPayloadWriter&)> write_;
+  bool offered_ = false;
+};
+
+TEST_F(BurstBuilderTest, AbandonedPacketDropsItsChunkReferencesAtOnce) {
+  Chunk chunk = pool_.copy_from(pattern(10, 1));
+  OneInitialSource source(&initial_, [&](PacketPayloadWriter& writer) {
+    // A zero-length append takes a reference but writes nothing.
+    EXPECT_TRUE(writer.append_stream_data(chunk, 3, 0));
+    EXPECT_EQ(chunk.use_count(), 2u);
+    return PacketContents{};
+  });
+  ASSERT_EQ(builder_->build(source, lend(2, BurstMode::kIndependent), {}, out_), BurstStatus::kOk);
+  EXPECT_EQ(out_.datagram_count, 0u);
+  EXPECT_TRUE(source.sent.empty());
+  EXPECT_EQ(chunk.use_count(), 1u);  // not held until the next build
+}
+
+TEST_F(BurstBuilderTest, CloseAfterChunkDataIsPaddedInFrontWithTheDataIntact) {
+  const std::vector<uint8_t> bytes = pattern(300, 6);
+  Chunk chunk = pool_.copy_from(bytes);
+  OneInitialSource source(&initial_, [&](PacketPayloadWriter& writer) {
+    PacketContents contents;
+    EXPECT_TRUE(writer.write_crypto_frame(0, chunk, 0, bytes.size()));
+    wire::Frame close;
+    close.type = FrameType::kConnectionCloseTransport;
+    close.connection_close = wire::ConnectionCloseFrame{0x0a, 0, {}};
+    EXPECT_TRUE(wire::encode_frame(writer.frames(), close));
+    contents.ack_eliciting = contents.in_flight = true;
+    contents.needs_initial_padding = true;
+    contents.connection_close = true;
+    return contents;
+  });
+  ASSERT_EQ(builder_->build(source, lend(2, BurstMode::kGsoTrain), {}, out_), BurstStatus::kOk);
+  ASSERT_EQ(out_.datagram_count, 1u);
+  EXPECT_EQ(out_.lengths[0], 1200u);
+  const auto packets = open(0);
+  ASSERT_EQ(packets.size(), 1u);
+  EXPECT_EQ(types_of(packets[0]), (std::vector{FrameType::kPadding, FrameType::kCrypto,
+                                               FrameType::kConnectionCloseTransport}));
+  const auto frames = packets[0].frames();
+  EXPECT_EQ(std::vector<uint8_t>(frames[1].crypto.data.begin(), frames[1].crypto.data.end()),
+            bytes);
+  EXPECT_EQ(chunk.use_count(), 1u);
+}
+
+// A sealer that fails every packet.
+class FailingSealer final : public PacketSealer {
+ public:
+  size_t seal(std::span<const crypto::GatherProtectOp> packets,
+              std::span<crypto::PacketStatus> status) override {
+    for (size_t i = 0; i < packets.size(); ++i) status[i] = crypto::PacketStatus::kEngineError;
+    return 0;
+  }
+};
+
+TEST_F(BurstBuilderTest, SealFailureReportsNothingAndReturnsTheChunks) {
+  FailingSealer failing;
+  auto builder = std::make_unique<BurstBuilder>(failing);
+  ScriptedSource source(wire::Role::kClient, kDcid, kScid);
+  Chunk chunk = pool_.copy_from(pattern(3000, 3));
+  auto& app = source.level(EncryptionLevel::kApplication);
+  app.keys = &one_rtt_;
+  app.stream_data = chunk;
+  ASSERT_EQ(builder->build(source, lend(4, BurstMode::kGsoTrain), {}, out_),
+            BurstStatus::kSealFailed);
+  EXPECT_EQ(out_.datagram_count, 0u);
+  EXPECT_TRUE(source.sent().empty());
+  EXPECT_EQ(chunk.use_count(), 2u);  // ours and the script's
+}
+
+// Random scripts, modes, segment sizes and budgets: every burst must keep the
+// builder's invariants (every datagram opens, GSO train shape, budgets,
+// Initial padding, close last, data intact, chunk references returned).
+TEST_F(BurstBuilderTest, RandomBurstsKeepEveryInvariant) {
+  std::mt19937 rng(20240605);
+  auto uniform = [&](size_t low, size_t high) {
+    return std::uniform_int_distribution<size_t>(low, high)(rng);
+  };
+  const std::vector<uint8_t> crypto_bytes = pattern(3000, 11), stream_bytes = pattern(9000, 12);
+  reader_keys_.zero_rtt = &handshake_;
+  const EncryptionLevel levels[] = {EncryptionLevel::kInitial, EncryptionLevel::kHandshake,
+                                    EncryptionLevel::kEarlyData, EncryptionLevel::kApplication};
+  size_t total_datagrams = 0, trains = 0;
+  for (int round = 0; round < 3000; ++round) {
+    SCOPED_TRACE(round);
+    const bool client = uniform(0, 1) == 0;
+    ScriptedSource source(client ? wire::Role::kClient : wire::Role::kServer, kDcid, kScid);
+    Chunk crypto_chunk = pool_.copy_from(crypto_bytes);
+    Chunk stream_chunk = pool_.copy_from(stream_bytes);
+    ASSERT_TRUE(crypto_chunk.valid() && stream_chunk.valid());
+    const crypto::PacketKeys* keys_of[] = {&initial_, &handshake_, &handshake_, &one_rtt_};
+    for (const EncryptionLevel level : levels) {
+      const size_t l = static_cast<size_t>(level);
+      if (level == EncryptionLevel::kEarlyData && !client) continue;
+      if (uniform(0, 2) == 0) continue;
+      auto& script = source.level(level);
+      script.keys = keys_of[l];
+      script.packet_number_length = uniform(1, 4);
+      script.next_packet_number = uniform(0, 100);  // decodable with no largest
+      script.ack = level != EncryptionLevel::kEarlyData && uniform(0, 1) == 0;
+      script.ack_largest = 5;
+      script.ping = uniform(0, 3) == 0;
+      script.close = uniform(0, 12) == 0;
+      if (level != EncryptionLevel::kApplication && level != EncryptionLevel::kEarlyData &&
+          uniform(0, 1) == 0) {
+        script.crypto_data = crypto_chunk.slice(0, uniform(0, 3000));
+      }
+      if ((level == EncryptionLevel::kApplication || level == EncryptionLevel::kEarlyData) &&
+          uniform(0, 3) != 0) {
+        script.stream_data = stream_chunk.slice(0, uniform(1, 9000));
+        script.stream_id = l;
+        script.max_stream_frame = uniform(0, 1) == 0 ? 0 : uniform(1, 1300);
+        script.max_stream_frames_per_packet = uniform(0, 2);
+      }
+    }
+    const uint32_t crypto_refs = crypto_chunk.use_count(), stream_refs = stream_chunk.use_count();
+    const BurstMode mode = uniform(0, 1) == 0 ? BurstMode::kGsoTrain : BurstMode::kIndependent;
+    const size_t segment = uniform(1200, 1500);
+    BurstParams params;
+    params.max_datagrams = uniform(0, 8);
+    if (uniform(0, 1) == 0) params.congestion_budget = uniform(0, 9000);
+    if (!client && uniform(0, 1) == 0) params.amplification_budget = uniform(0, 9000);
+
+    ASSERT_EQ(builder_->build(source, lend(8, mode, segment), params, out_), BurstStatus::kOk);
+    EXPECT_EQ(crypto_chunk.use_count(), crypto_refs);
+    EXPECT_EQ(stream_chunk.use_count(), stream_refs);
+    const size_t n = out_.datagram_count;
+    ASSERT_LE(n, params.max_datagrams);
+    if (params.amplification_budget != UINT64_MAX) {
+      EXPECT_LE(out_.total_bytes(), params.amplification_budget);
+    }
+    std::vector<size_t> sent_sum(n, 0);
+    uint64_t in_flight_before = 0;  // in-flight bytes of the datagrams before d
+    size_t sent_index = 0;
+    bool close_seen = false;
+    std::array<std::vector<uint8_t>, 4> received_crypto, received_stream;
+    for (size_t d = 0; d < n; ++d) {
+      SCOPED_TRACE(d);
+      ASSERT_GT(out_.lengths[d], 0u);
+      ASSERT_LE(out_.lengths[d], segment);
+      if (mode == BurstMode::kGsoTrain && d + 1 < n) {
+        EXPECT_EQ(out_.lengths[d], segment);
+      }
+      const std::vector<OpenedPacket> packets = open(d);
+      ASSERT_FALSE(packets.empty());
+      bool initial_needs_1200 = false, any_ack_eliciting = false;
+      uint64_t in_flight = 0;
+      size_t bytes = 0;
+      for (size_t p = 0; p < packets.size(); ++p) {
+        ASSERT_LT(sent_index, source.sent().size());
+        const SentPacketInfo& info = source.sent()[sent_index++];
+        EXPECT_EQ(info.datagram_index, d);
+        EXPECT_EQ(info.size, packets[p].size);
+        EXPECT_EQ(info.packet_number, packets[p].packet_number);
+        bytes += info.size;
+        bool ok = false;
+        const std::vector<wire::Frame> frames = packets[p].frames(&ok);
+        ASSERT_TRUE(ok);
+        bool eliciting = false, padded = false;
+        const size_t l = static_cast<size_t>(info.level);
+        for (size_t f = 0; f < frames.size(); ++f) {
+          const wire::Frame& frame = frames[f];
+          EXPECT_FALSE(close_seen) << "a frame after CONNECTION_CLOSE";
+          if (frame.type == FrameType::kConnectionCloseTransport) close_seen = true;
+          if (frame.type == FrameType::kPadding) padded = true;
+          if (frame.type == FrameType::kPing) eliciting = true;
+          if (frame.type == FrameType::kCrypto) {
+            eliciting = true;
+            EXPECT_EQ(frame.crypto.offset, received_crypto[l].size());
+            received_crypto[l].insert(received_crypto[l].end(), frame.crypto.data.begin(),
+                                      frame.crypto.data.end());
+          }
+          if (frame.type == FrameType::kStream) {
+            eliciting = true;
+            EXPECT_EQ(frame.stream.offset, received_stream[l].size());
+            received_stream[l].insert(received_stream[l].end(), frame.stream.data.begin(),
+                                      frame.stream.data.end());
+          }
+        }
+        EXPECT_EQ(info.ack_eliciting, eliciting);
+        EXPECT_EQ(info.in_flight, eliciting || padded);
+        if (info.in_flight) in_flight += info.size;
+        any_ack_eliciting |= eliciting;
+        if (info.level == EncryptionLevel::kInitial && (client || eliciting)) {
+          initial_needs_1200 = true;
+        }
+      }
+      EXPECT_EQ(bytes, out_.lengths[d]);
+      if (initial_needs_1200) {
+        EXPECT_GE(out_.lengths[d], 1200u);
+      }
+      if (any_ack_eliciting && params.congestion_budget != UINT64_MAX) {
+        EXPECT_LE(in_flight_before + segment, params.congestion_budget);
+      }
+      in_flight_before += in_flight;
+    }
+    EXPECT_EQ(sent_index, source.sent().size());
+    for (size_t l = 0; l < 4; ++l) {
+      const std::vector<uint8_t>& c = received_crypto[l];
+      EXPECT_TRUE(std::equal(c.begin(), c.end(), crypto_bytes.begin()));
+      const std::vector<uint8_t>& s = received_stream[l];
+      EXPECT_TRUE(std::equal(s.begin(), s.end(), stream_bytes.begin()));
+    }
+    total_datagrams += n;
+    if (mode == BurstMode::kGsoTrain && n > 1) ++trains;
+    if (::testing::Test::HasFailure()) break;
+  }
+  // The scripts do reach multi-datagram bursts and trains.
+  EXPECT_GT(total_datagrams, 4000u);
+  EXPECT_GT(trains, 400u);
 }
 
 }  // namespace
