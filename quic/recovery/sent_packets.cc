@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <bit>
 #include <cstring>
-#include <new>
 
 #include "quic/wire/packet_number.h"
 
@@ -20,7 +19,7 @@ bool SentPackets::prepare_insert(uint64_t packet_number) {
   // Above 2^62 - 1 QUIC has no packet numbers, and near 2^64 next_ and the
   // iterators' arithmetic would wrap.
   if (packet_number < next_ || packet_number > wire::kMaxPacketNumber) return false;
-  if (live_count_ == 0) {
+  if (empty()) {
     // The window is empty, so it restarts at this packet wherever the head
     // is: every slot is vacant.
     if (slots_ == nullptr && !grow(pool_.initial_slots())) return false;
@@ -42,25 +41,16 @@ bool SentPackets::prepare_insert(uint64_t packet_number) {
 void SentPackets::reclaim_front() {
   // The window starts at the next live packet (or is empty). Each slot is
   // passed over once, a word at a time.
-  const uint64_t new_base = live_count_ == 0 ? next_ : next_live(base_ + 1, next_);
-  head_ = index(new_base);
-  base_ = new_base;
+  base_ = empty() ? next_ : next_live(base_ + 1, next_);
 }
 
 void SentPackets::clear() {
-  const uint64_t size = window_size();
-  for (uint64_t offset = 0; offset < size && live_count_ != 0; offset += 64) {
-    for (uint64_t bits = live_bits(offset); bits != 0; bits &= bits - 1) {
-      slots_[index(base_ + offset + std::countr_zero(bits))].live = false;
-      --live_count_;
-    }
-  }
+  // Liveness is only in the bitmap: clearing it vacates every slot.
   if (live_ != nullptr) std::memset(live_, 0, capacity_ / 8);
-  live_count_ = 0;
-  bytes_in_flight_ = 0;
-  ack_eliciting_in_flight_ = 0;
+  removed_count_ = inserted_count_;
+  removed_bytes_ = inserted_bytes_;
+  removed_eliciting_ = inserted_eliciting_;
   base_ = next_;
-  head_ = 0;
 }
 
 bool SentPackets::never_sent(uint64_t packet_number) const {
@@ -89,8 +79,8 @@ bool SentPackets::grow(size_t slots) {
     pool_.release(new_live, words, sizeof(uint64_t));
     return false;
   }
-  // Pool storage is raw (and possibly recycled): start all vacant.
-  for (size_t i = 0; i < slots; ++i) new (&new_slots[i]) Slot{};
+  // Pool storage is raw (and possibly recycled): start all vacant. Slots
+  // need no initializing: only live ones are read, and insert() writes them.
   std::memset(new_live, 0, words * sizeof(uint64_t));
 
   // Move the live entries, the window starting at slot 0.
@@ -108,7 +98,8 @@ bool SentPackets::grow(size_t slots) {
   slots_ = new_slots;
   live_ = new_live;
   capacity_ = slots;
-  head_ = 0;
+  slot_mask_ = slots - 1;
+  slot_offset_ = static_cast<size_t>(0 - base_);  // base_ now in slot 0
   return true;
 }
 

@@ -155,7 +155,9 @@ uint64_t probe(std::mt19937_64& rng, const Model& model) {
     }
     const bool in_window = pn >= model.window_begin() && pn < model.next();
     const SentPackets::Slot* slot = sent.slot(pn);
-    if ((slot != nullptr) != in_window || (slot != nullptr && slot->live != (got != nullptr))) {
+    if ((slot != nullptr) != in_window || (got != nullptr && &slot->packet != got) ||
+        (slot != nullptr &&
+         ((sent.live_bits(pn - sent.window_begin()) & 1) != 0) != (got != nullptr))) {
       return ::testing::AssertionFailure() << "slot(" << pn << ")";
     }
     if (sent.never_sent(pn) != model.never_sent(pn)) {
