@@ -8,6 +8,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <span>
 
 #include "crypto/header_protection.h"
@@ -73,10 +74,13 @@ class AeadKey {
 
   // RFC 9001 §5.3: the IV XOR the packet number, left-padded to 12 bytes.
   void nonce(uint64_t packet_number, AeadNonce& out) const {
+    // The packet number, big-endian, XORed into the IV's last 8 bytes as one
+    // 64-bit word (this runs once per packet).
     out = iv_;
-    for (size_t i = 0; i < 8; ++i) {
-      out[kAeadIvLength - 1 - i] ^= static_cast<uint8_t>(packet_number >> (8 * i));
-    }
+    uint64_t tail;
+    std::memcpy(&tail, out.data() + kAeadIvLength - 8, 8);
+    tail ^= __builtin_bswap64(packet_number);
+    std::memcpy(out.data() + kAeadIvLength - 8, &tail, 8);
   }
 
   // The key pointer an ipsec-mb job takes: gcm_key_data or the ChaCha20 key.

@@ -17,99 +17,10 @@ constexpr size_t kTag = crypto::kAeadTagLength;
 
 }  // namespace
 
-BurstStatus BurstBuilder::build(TransmitSource& source, const BurstBuffers& buffers,
-                                const BurstParams& params, BurstDescriptor& out) {
-  out = BurstDescriptor{};
-  out.segment_size = buffers.segment_size;
-  out.ecn = params.ecn;
-  out.path_id = params.path_id;
-  const size_t segment = buffers.segment_size;
-  if (segment < wire::kMinInitialDatagramSize || segment > kMaxSegmentSize ||
-      segment > buffers.capacity) {
-    return BurstStatus::kInvalidArgument;
-  }
-  const bool train = buffers.mode == BurstMode::kGsoTrain;
-  const size_t limit =
-      std::min({buffers.datagrams.size(), params.max_datagrams, kMaxBurstDatagrams});
-  packet_count_ = 0;
-  datagram_count_ = 0;
-  closed_ = false;
-  gather_.clear();
-
-  // What is left after every finished datagram. The previous datagram stays
-  // open (its last packet unpadded) until the next one has a packet.
-  Budgets left{params.congestion_budget, params.amplification_budget};
-  for (size_t index = 0; index < limit && !closed_; ++index) {
-    Budgets budgets = left;
-    if (index > 0) {
-      const Datagram& previous = datagrams_[index - 1];
-      size_t final_length = std::max(previous.length, previous.min_size);
-      if (train) {
-        // Another segment means padding this one to the segment size: only
-        // if it may be that large, and if that does not put an ACK-only
-        // datagram in flight.
-        if (previous.capacity < segment ||
-            (previous.length < segment && !datagram_in_flight(previous))) {
-          break;
-        }
-        final_length = segment;
-      }
-      budgets = charge(left, previous, final_length);
-    }
-    open_datagram(buffers, budgets, index);
-    Datagram& datagram = datagrams_[index];
-    // Ack-eliciting frames only while a full segment fits the window.
-    const bool congestion_room = budgets.congestion >= segment;
-    for (const EncryptionLevel level : kLevelOrder) {
-      if (datagram.ended) break;
-      // A server's Initial datagram that cannot reach 1200 bytes under the
-      // amplification budget may carry no ack-eliciting Initial.
-      const SendAllowance allowance{congestion_room &&
-                                    !(level == EncryptionLevel::kInitial &&
-                                      datagram.capacity < wire::kMinInitialDatagramSize)};
-      try_packet(source, level, allowance, index);
-    }
-    if (datagram.packet_count == 0) break;
-    datagram_count_ = index + 1;
-    if (index > 0) {
-      Datagram& previous = datagrams_[index - 1];
-      finish_datagram(previous, train ? segment : 0);
-      left = charge(left, previous, previous.length);
-    }
-  }
-  if (datagram_count_ == 0) return BurstStatus::kOk;
-  finish_datagram(datagrams_[datagram_count_ - 1], 0);
-
-  for (size_t i = 0; i < packet_count_; ++i) {
-    const Packet& packet = packets_[i];
-    ops_[i] =
-        crypto::GatherProtectOp{packet.keys,
-                                packet.packet_number,
-                                {packet.start, packet.size()},
-                                packet.header.header_size,
-                                {&gather_.segments[packet.first_segment], packet.segment_count}};
-  }
-  const size_t sealed = sealer_.seal({ops_.data(), packet_count_}, {status_.data(), packet_count_});
-  // The ciphertext is in the buffers: the chunks may go.
-  gather_.clear();
-  if (sealed != packet_count_) return BurstStatus::kSealFailed;
-
-  for (size_t i = 0; i < packet_count_; ++i) {
-    const Packet& packet = packets_[i];
-    source.on_packet_sent(SentPacketInfo{packet.level, packet.packet_number, packet.size(),
-                                         packet.datagram, packet.ack_eliciting, packet.in_flight});
-  }
-  out.datagram_count = datagram_count_;
-  for (size_t i = 0; i < datagram_count_; ++i) {
-    out.lengths[i] = static_cast<uint16_t>(datagrams_[i].length);
-  }
-  return BurstStatus::kOk;
-}
-
-void BurstBuilder::open_datagram(const BurstBuffers& buffers, const Budgets& budgets,
+void BurstBuilder::open_datagram(const BurstBuffers& buffers, uint64_t amplification,
                                  size_t index) {
   const size_t capacity =
-      static_cast<size_t>(std::min<uint64_t>(buffers.segment_size, budgets.amplification));
+      static_cast<size_t>(std::min<uint64_t>(buffers.segment_size, amplification));
   datagrams_[index] = Datagram{buffers.datagrams[index],
                                buffers.datagrams[index] != nullptr ? capacity : 0,
                                0,
@@ -119,52 +30,60 @@ void BurstBuilder::open_datagram(const BurstBuffers& buffers, const Budgets& bud
                                false};
 }
 
-bool BurstBuilder::try_packet(TransmitSource& source, EncryptionLevel level,
-                              const SendAllowance& allowance, size_t datagram_index) {
+BurstBuilder::Attempt BurstBuilder::try_packet(TransmitSource& source, EncryptionLevel level,
+                                               const SendAllowance& allowance,
+                                               size_t datagram_index) {
   Datagram& datagram = datagrams_[datagram_index];
   if (packet_count_ == packets_.size() || !PacketPayloadWriter::has_room_for_packet(gather_)) {
-    return false;
+    return Attempt::kNotBuilt;
   }
-  PacketHeader header;
-  if (!source.next_packet(level, allowance, header) || header.keys == nullptr) return false;
+  // One header object serves every call (see transmit_source.h): the source
+  // sets each field of the form it uses. Only the fields the checks below
+  // read are reset; value-initialising the whole header per call compiled to
+  // `rep stos`, whose start-up cost dominated the builder's per-packet work.
+  PacketHeader& header = header_;
+  header.keys = nullptr;
+  header.long_header = true;
+  if (!source.next_packet(level, allowance, header) || header.keys == nullptr) {
+    return Attempt::kNothingToSend;
+  }
 
   uint8_t* start = datagram.buffer + datagram.length;
   wire::ByteWriter writer({start, datagram.capacity - datagram.length});
   wire::EncodedHeader encoded;
   bool encoded_ok;
   if (header.long_header) {
-    wire::LongHeaderFields fields = header.long_fields;
-    fields.length_field_width = 2;  // enough for any packet up to kMaxSegmentSize
-    encoded_ok = wire::encode_long_header(writer, fields, encoded);
+    header.long_fields.length_field_width = 2;  // enough for any packet up to kMaxSegmentSize
+    encoded_ok = wire::encode_long_header(writer, header.long_fields, encoded);
   } else {
     encoded_ok = wire::encode_short_header(writer, header.short_fields, encoded);
   }
-  if (!encoded_ok) return false;
+  if (!encoded_ok) return Attempt::kNotBuilt;
   // RFC 9001 §5.4.2: packet number + payload >= 4 bytes, so the sample fits.
   const size_t sample_minimum =
       encoded.packet_number_length >= 4 ? 0 : 4 - encoded.packet_number_length;
-  if (writer.remaining() < kTag + std::max<size_t>(sample_minimum, 1)) return false;
+  if (writer.remaining() < kTag + std::max<size_t>(sample_minimum, 1)) return Attempt::kNotBuilt;
 
   PacketPayloadWriter payload({writer.tail().data(), writer.remaining() - kTag}, gather_);
   const PacketContents contents = source.write_frames(level, payload, allowance);
   if (payload.written() == 0) {
     payload.abandon();
-    return false;
+    return Attempt::kNotBuilt;
   }
+  // Filled field by field in place: a temporary copied in stalls on store
+  // forwarding.
   Packet& packet = packets_[packet_count_++];
-  packet = Packet{level,
-                  header.packet_number(),
-                  header.keys,
-                  start,
-                  encoded,
-                  payload.written(),
-                  0,
-                  0,
-                  datagram_index,
-                  header.long_header,
-                  contents.ack_eliciting,
-                  contents.ack_eliciting || contents.in_flight,
-                  contents.connection_close};
+  packet.level = level;
+  packet.packet_number = header.packet_number();
+  packet.keys = header.keys;
+  packet.start = start;
+  packet.header = encoded;
+  packet.payload_length = payload.written();
+  packet.datagram = datagram_index;
+  packet.long_header = header.long_header;
+  packet.ack_eliciting = contents.ack_eliciting;
+  packet.in_flight = contents.ack_eliciting || contents.in_flight;
+  packet.connection_close = contents.connection_close;
   payload.finish(packet.first_segment, packet.segment_count);
   if (packet.payload_length < sample_minimum) {
     pad_packet(packet, sample_minimum - packet.payload_length);
@@ -177,7 +96,7 @@ bool BurstBuilder::try_packet(TransmitSource& source, EncryptionLevel level,
   }
   if (contents.connection_close) closed_ = true;
   datagram.ended = contents.connection_close || !header.long_header;
-  return true;
+  return Attempt::kBuilt;
 }
 
 void BurstBuilder::pad_packet(Packet& packet, size_t amount) {
@@ -222,8 +141,7 @@ void BurstBuilder::finish_datagram(Datagram& datagram, size_t train_size) {
   }
 }
 
-BurstBuilder::Budgets BurstBuilder::charge(Budgets budgets, const Datagram& datagram,
-                                           size_t final_length) const {
+uint64_t BurstBuilder::in_flight_bytes(const Datagram& datagram, size_t final_length) const {
   // In flight: ack-eliciting or padded packets (RFC 9002 §2); padding added
   // to reach final_length goes to the last packet.
   uint64_t in_flight = final_length - datagram.length;
@@ -232,9 +150,7 @@ BurstBuilder::Budgets BurstBuilder::charge(Budgets budgets, const Datagram& data
     const bool last = i + 1 == datagram.packet_count;
     if (packet.in_flight || (last && final_length > datagram.length)) in_flight += packet.size();
   }
-  budgets.congestion -= std::min(budgets.congestion, in_flight);
-  budgets.amplification -= std::min<uint64_t>(budgets.amplification, final_length);
-  return budgets;
+  return in_flight;
 }
 
 bool BurstBuilder::datagram_in_flight(const Datagram& datagram) const {
@@ -242,6 +158,107 @@ bool BurstBuilder::datagram_in_flight(const Datagram& datagram) const {
     if (packets_[datagram.first_packet + i].in_flight) return true;
   }
   return false;
+}
+
+BurstStatus BurstBuilder::build(TransmitSource& source, const BurstBuffers& buffers,
+                                const BurstParams& params, BurstDescriptor& out) {
+  out = BurstDescriptor{};
+  out.segment_size = buffers.segment_size;
+  out.ecn = params.ecn;
+  out.path_id = params.path_id;
+  const size_t segment = buffers.segment_size;
+  if (segment < wire::kMinInitialDatagramSize || segment > kMaxSegmentSize ||
+      segment > buffers.capacity) {
+    return BurstStatus::kInvalidArgument;
+  }
+  const bool train = buffers.mode == BurstMode::kGsoTrain;
+  const size_t limit =
+      std::min({buffers.datagrams.size(), params.max_datagrams, kMaxBurstDatagrams});
+  packet_count_ = 0;
+  datagram_count_ = 0;
+  closed_ = false;
+  gather_.clear();
+
+  // What is left after every finished datagram. The previous datagram stays
+  // open (its last packet unpadded) until the next one has a packet.
+  uint64_t left_congestion = params.congestion_budget;
+  uint64_t left_amplification = params.amplification_budget;
+  // Levels whose next_packet() said no: the answer holds for the rest of the
+  // burst (see transmit_source.h), and asking again cost a virtual call per
+  // level per datagram.
+  uint8_t idle_levels = 0;
+  for (size_t index = 0; index < limit && !closed_; ++index) {
+    uint64_t congestion = left_congestion;
+    uint64_t amplification = left_amplification;
+    if (index > 0) {
+      const Datagram& previous = datagrams_[index - 1];
+      size_t final_length = std::max(previous.length, previous.min_size);
+      if (train) {
+        // Another segment means padding this one to the segment size: only
+        // if it may be that large, and if that does not put an ACK-only
+        // datagram in flight.
+        if (previous.capacity < segment ||
+            (previous.length < segment && !datagram_in_flight(previous))) {
+          break;
+        }
+        final_length = segment;
+      }
+      congestion -= std::min(congestion, in_flight_bytes(previous, final_length));
+      amplification -= std::min<uint64_t>(amplification, final_length);
+    }
+    open_datagram(buffers, amplification, index);
+    Datagram& datagram = datagrams_[index];
+    // Ack-eliciting frames only while a full segment fits the window.
+    const bool congestion_room = congestion >= segment;
+    for (const EncryptionLevel level : kLevelOrder) {
+      if (datagram.ended) break;
+      const auto level_bit = static_cast<uint8_t>(1u << static_cast<unsigned>(level));
+      if ((idle_levels & level_bit) != 0) continue;
+      // A server's Initial datagram that cannot reach 1200 bytes under the
+      // amplification budget may carry no ack-eliciting Initial.
+      const SendAllowance allowance{congestion_room &&
+                                    !(level == EncryptionLevel::kInitial &&
+                                      datagram.capacity < wire::kMinInitialDatagramSize)};
+      if (try_packet(source, level, allowance, index) == Attempt::kNothingToSend) {
+        idle_levels |= level_bit;
+      }
+    }
+    if (datagram.packet_count == 0) break;
+    datagram_count_ = index + 1;
+    if (index > 0) {
+      Datagram& previous = datagrams_[index - 1];
+      finish_datagram(previous, train ? segment : 0);
+      left_congestion -= std::min(left_congestion, in_flight_bytes(previous, previous.length));
+      left_amplification -= std::min<uint64_t>(left_amplification, previous.length);
+    }
+  }
+  if (datagram_count_ == 0) return BurstStatus::kOk;
+  finish_datagram(datagrams_[datagram_count_ - 1], 0);
+
+  for (size_t i = 0; i < packet_count_; ++i) {
+    const Packet& packet = packets_[i];
+    ops_[i] =
+        crypto::GatherProtectOp{packet.keys,
+                                packet.packet_number,
+                                {packet.start, packet.size()},
+                                packet.header.header_size,
+                                {&gather_.segments[packet.first_segment], packet.segment_count}};
+    // Recorded now, long before on_packet_sent() reads them back: a record
+    // built just before the call stalls its wide loads on store forwarding.
+    sent_[i] = SentPacketInfo{packet.level,    packet.packet_number, packet.size(),
+                              packet.datagram, packet.ack_eliciting, packet.in_flight};
+  }
+  const size_t sealed = sealer_.seal({ops_.data(), packet_count_}, {status_.data(), packet_count_});
+  // The ciphertext is in the buffers: the chunks may go.
+  gather_.clear();
+  if (sealed != packet_count_) return BurstStatus::kSealFailed;
+
+  for (size_t i = 0; i < packet_count_; ++i) source.on_packet_sent(sent_[i]);
+  out.datagram_count = datagram_count_;
+  for (size_t i = 0; i < datagram_count_; ++i) {
+    out.lengths[i] = static_cast<uint16_t>(datagrams_[i].length);
+  }
+  return BurstStatus::kOk;
 }
 
 }  // namespace dpquic::transmit

@@ -103,25 +103,29 @@ class BurstBuilder {
     size_t packet_count;
     bool ended;  // a short header or a close: no further packet fits
   };
-  struct Budgets {
-    uint64_t congestion;
-    uint64_t amplification;
+  // `amplification`: what is left of the anti-amplification budget.
+  void open_datagram(const BurstBuffers& buffers, uint64_t amplification, size_t index);
+  // Builds the level's next packet at the end of datagram `index`.
+  enum class Attempt : uint8_t {
+    kBuilt,
+    kNothingToSend,  // next_packet() said no: not asked again this burst
+    kNotBuilt,       // no room, or the source wrote nothing
   };
-
-  void open_datagram(const BurstBuffers& buffers, const Budgets& budgets, size_t index);
-  // Builds the level's next packet at the end of datagram `index`; false if
-  // the source had nothing or nothing fitted.
-  bool try_packet(TransmitSource& source, EncryptionLevel level, const SendAllowance& allowance,
-                  size_t index);
+  Attempt try_packet(TransmitSource& source, EncryptionLevel level, const SendAllowance& allowance,
+                     size_t index);
   void pad_packet(Packet& packet, size_t amount);
   // Applies the datagram's minimum size (raised to `train_size` when another
   // datagram of a GSO train follows) and patches long-header Lengths.
   void finish_datagram(Datagram& datagram, size_t train_size);
-  // The budgets left once `datagram` is finished at `final_length` bytes.
-  Budgets charge(Budgets budgets, const Datagram& datagram, size_t final_length) const;
+  // The congestion window `datagram` takes once finished at `final_length`
+  // bytes. The budgets live in scalars of build(): a struct spilled to the
+  // stack between datagrams stalled on store forwarding.
+  uint64_t in_flight_bytes(const Datagram& datagram, size_t final_length) const;
   bool datagram_in_flight(const Datagram& datagram) const;
 
   PacketSealer& sealer_;
+  // The header the source fills in, reused for every packet (see try_packet).
+  PacketHeader header_;
   GatherStorage gather_;
   std::array<Packet, kMaxPacketsPerBurst> packets_{};
   size_t packet_count_ = 0;
@@ -130,6 +134,7 @@ class BurstBuilder {
   bool closed_ = false;
   std::array<crypto::GatherProtectOp, kMaxPacketsPerBurst> ops_{};
   std::array<crypto::PacketStatus, kMaxPacketsPerBurst> status_{};
+  std::array<SentPacketInfo, kMaxPacketsPerBurst> sent_{};
 };
 
 }  // namespace dpquic::transmit

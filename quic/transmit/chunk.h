@@ -68,6 +68,9 @@ class Chunk {
   const uint8_t* data() const { return data_; }
   size_t size() const { return length_; }
   std::span<const uint8_t> bytes() const { return {data_, length_}; }
+  // Whether both refer to bytes of the same owner, so one reference keeps
+  // both alive.
+  bool shares_owner_with(const Chunk& other) const { return owner_ == other.owner_; }
   // References to the owner, this one included (0 for an empty chunk).
   uint32_t use_count() const { return owner_ != nullptr ? owner_->references : 0; }
 

@@ -1,5 +1,8 @@
 #include "quic/transmit/packet_writer.h"
 
+#include <algorithm>
+#include <cstring>
+
 #include "quic/wire/frame_codec.h"
 
 namespace dpquic::transmit {
@@ -10,31 +13,38 @@ void GatherStorage::clear() {
   segment_count = 0;
 }
 
-PacketPayloadWriter::PacketPayloadWriter(std::span<uint8_t> payload, GatherStorage& storage)
-    : payload_(payload),
-      writer_(payload),
-      storage_(storage),
-      first_segment_(storage.segment_count),
-      first_chunk_(storage.chunk_count) {
-  storage_.segments[storage_.segment_count++] =
-      crypto::GatherSegment{payload.data(), payload.data(), 0};
-}
-
 bool PacketPayloadWriter::append_stream_data(const Chunk& chunk, size_t offset, size_t length) {
   if (!chunk.valid() || offset > chunk.size() || length > chunk.size() - offset ||
       length > writer_.remaining() || !has_slots_for_data()) {
     return false;
   }
-  uint8_t* at = payload_.data() + writer_.position();
-  // Close the open in-place segment here, add the data, open the next one.
-  crypto::GatherSegment& open = storage_.segments[storage_.segment_count - 1];
-  open.length = static_cast<size_t>(at - open.out);
-  storage_.segments[storage_.segment_count++] =
-      crypto::GatherSegment{chunk.data() + offset, at, length};
-  storage_.segments[storage_.segment_count++] = crypto::GatherSegment{at + length, at + length, 0};
-  storage_.chunks[storage_.chunk_count++] = chunk;
-  (void)writer_.advance(length);
+  append_checked(chunk, offset, length);
   return true;
+}
+
+void PacketPayloadWriter::append_checked(const Chunk& chunk, size_t offset, size_t length) {
+  uint8_t* at = payload_.data() + writer_.position();
+  // The first bytes of the data up to the next 16-byte block of the payload
+  // are copied in place, so the out-of-place segment starts on an AES-GCM
+  // block boundary: a segment that starts mid-block sends the AEAD through
+  // its slower partial-block path.
+  const size_t lead = std::min(length, (size_t{0} - writer_.position()) & 15);
+  if (lead != 0) std::memcpy(at, chunk.data() + offset, lead);
+  // Close the open in-place segment there, add the data, open the next one.
+  crypto::GatherSegment* segments = &storage_.segments[storage_.segment_count];
+  segments[-1].length = static_cast<size_t>(at + lead - segments[-1].out);
+  segments[0] = crypto::GatherSegment{chunk.data() + offset + lead, at + lead, length - lead};
+  segments[1] = crypto::GatherSegment{at + length, at + length, 0};
+  storage_.segment_count += 2;
+  // One reference per run of data from the same owner: consecutive frames
+  // from one chunk (the common case) do not churn its count. A reference
+  // taken by an earlier packet is not dropped if this one is abandoned,
+  // which is right: that packet still uses it.
+  if (storage_.chunk_count == 0 ||
+      !storage_.chunks[storage_.chunk_count - 1].shares_owner_with(chunk)) {
+    storage_.chunks[storage_.chunk_count++] = chunk;
+  }
+  (void)writer_.advance(length);
 }
 
 bool PacketPayloadWriter::write_stream_frame(uint64_t stream_id, uint64_t stream_offset, bool fin,
@@ -46,19 +56,25 @@ bool PacketPayloadWriter::write_stream_frame(uint64_t stream_id, uint64_t stream
   }
   // Without a Length field the data must run to the packet's end exactly.
   const size_t bare = wire::stream_frame_header_size(stream_id, stream_offset, length, false);
-  const bool fills =
-      bare != 0 && bare <= writer_.remaining() && writer_.remaining() - bare == length;
-  const bool has_length = !fills;
-  const size_t header =
-      wire::stream_frame_header_size(stream_id, stream_offset, length, has_length);
-  if (header == 0 || header > writer_.remaining() || length > writer_.remaining() - header) {
-    return false;
-  }
-  if (!wire::encode_stream_frame_header(writer_, stream_id, stream_offset, length, fin,
-                                        has_length)) {
-    return false;
-  }
-  return length == 0 || append_stream_data(chunk, chunk_offset, length);
+  const size_t room = writer_.remaining();
+  if (bare == 0 || bare > room || length > room - bare) return false;
+  const bool has_length = room - bare != length;
+  const size_t header = has_length ? bare + wire::varint_length(length) : bare;
+  if (header > room || length > room - header) return false;
+  // The frame's fields were validated above (stream_frame_header_size is 0
+  // for an unencodable ID or offset) and `header` bytes fit: encode straight
+  // into the tail (RFC 9000 §19.8) rather than through a scratch writer.
+  uint8_t* at = writer_.tail().data();
+  uint8_t* const end = at + header;
+  const bool has_offset = stream_offset != 0;
+  *at++ = static_cast<uint8_t>(0x08 | (has_offset ? 0x04 : 0) | (has_length ? 0x02 : 0) |
+                               (fin ? 0x01 : 0));
+  at += wire::varint_encode({at, end}, stream_id);
+  if (has_offset) at += wire::varint_encode({at, end}, stream_offset);
+  if (has_length) at += wire::varint_encode({at, end}, length);
+  (void)writer_.advance(header);
+  if (length != 0) append_checked(chunk, chunk_offset, length);
+  return true;
 }
 
 bool PacketPayloadWriter::write_crypto_frame(uint64_t crypto_offset, const Chunk& chunk,
@@ -72,14 +88,8 @@ bool PacketPayloadWriter::write_crypto_frame(uint64_t crypto_offset, const Chunk
     return false;
   }
   if (!wire::encode_crypto_frame_header(writer_, crypto_offset, length)) return false;
-  return length == 0 || append_stream_data(chunk, chunk_offset, length);
-}
-
-void PacketPayloadWriter::finish(size_t& first_segment, size_t& segment_count) {
-  crypto::GatherSegment& open = storage_.segments[storage_.segment_count - 1];
-  open.length = static_cast<size_t>(payload_.data() + writer_.position() - open.out);
-  first_segment = first_segment_;
-  segment_count = storage_.segment_count - first_segment_;
+  if (length != 0) append_checked(chunk, chunk_offset, length);
+  return true;
 }
 
 void PacketPayloadWriter::abandon() {

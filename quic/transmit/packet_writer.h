@@ -43,7 +43,15 @@ class PacketPayloadWriter {
  public:
   // Opens the packet's first segment (in place). The builder checks
   // has_room_for_packet() first.
-  PacketPayloadWriter(std::span<uint8_t> payload, GatherStorage& storage);
+  PacketPayloadWriter(std::span<uint8_t> payload, GatherStorage& storage)
+      : payload_(payload),
+        writer_(payload),
+        storage_(storage),
+        first_segment_(storage.segment_count),
+        first_chunk_(storage.chunk_count) {
+    storage_.segments[storage_.segment_count++] =
+        crypto::GatherSegment{payload.data(), payload.data(), 0};
+  }
 
   static bool has_room_for_packet(const GatherStorage& storage) {
     return storage.segment_count + 1 <= storage.segments.size();
@@ -71,12 +79,19 @@ class PacketPayloadWriter {
 
   // For the builder: closes the last in-place segment at the end of what was
   // written. Returns the packet's segments [first, first + count).
-  void finish(size_t& first_segment, size_t& segment_count);
+  void finish(size_t& first_segment, size_t& segment_count) {
+    crypto::GatherSegment& open = storage_.segments[storage_.segment_count - 1];
+    open.length = static_cast<size_t>(payload_.data() + writer_.position() - open.out);
+    first_segment = first_segment_;
+    segment_count = storage_.segment_count - first_segment_;
+  }
   // For the builder: forgets a packet nothing was written to, dropping any
   // chunk references it took (a zero-length append writes nothing).
   void abandon();
 
  private:
+  // append_stream_data() once the range, room and slots are known good.
+  void append_checked(const Chunk& chunk, size_t offset, size_t length);
   bool has_slots_for_data() const {
     // A data segment, the in-place segment after it, and chunk reference.
     return storage_.segment_count + 2 <= storage_.segments.size() &&

@@ -6,11 +6,18 @@
 // (Initial, 0-RTT, Handshake, 1-RTT: RFC 9000 §12.2) and, for each level:
 //   1. next_packet(level, allowance, header): does the level have keys and
 //      something to send under `allowance`? If so, fill in the header of its
-//      next packet (and its keys).
+//      next packet (and its keys). The builder reuses one header object for
+//      every call and resets only keys (null) and long_header (true), so the
+//      source sets every field of the form it uses (assigning the whole
+//      long_fields or short_fields is simplest).
 //   2. write_frames(level, writer, allowance): write frames into the packet.
 //      Writing nothing abandons the packet (its number stays unused). Writing
 //      anything commits it: the packet will be sent, so the source hands out
 //      the next packet number from now on.
+// A level whose next_packet() returned false is not asked again during the
+// same build() call: the source's answer must not turn to yes within one
+// burst (nothing but the builder's own calls reaches the source meanwhile,
+// and the allowance only narrows as the budgets are spent).
 // After the whole burst is sealed, on_packet_sent() reports every committed
 // packet, in the order built (ascending packet numbers within a space), with
 // its final size, so the connection can record it in its SentPackets.

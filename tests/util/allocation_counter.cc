@@ -7,10 +7,38 @@
 #include <cstdlib>
 #include <new>
 
+// Whether malloc and friends are counted too (glibc builds).
+// Sanitizer runtimes own malloc themselves; replacing it there would mix
+// allocators, so those builds count operator new only.
+#if defined(__SANITIZE_ADDRESS__)
+#define DPQUIC_COUNT_MALLOC 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define DPQUIC_COUNT_MALLOC 0
+#endif
+#endif
+#ifndef DPQUIC_COUNT_MALLOC
+#define DPQUIC_COUNT_MALLOC 1
+#endif
+
+#if DPQUIC_COUNT_MALLOC
+extern "C" void* __libc_malloc(size_t);
+#endif
+
 namespace {
 
 std::atomic<bool> g_counting{false};
 std::atomic<size_t> g_allocations{0};
+
+// operator new allocates through this, so one allocation counts once even
+// when malloc is counted as well.
+void* uncounted_malloc(size_t size) {
+#if DPQUIC_COUNT_MALLOC
+  return __libc_malloc(size);
+#else
+  return std::malloc(size);
+#endif
+}
 
 void note_allocation() {
   if (g_counting.load(std::memory_order_relaxed))
@@ -27,13 +55,13 @@ void note_allocation() {
 
 void* operator new(size_t size) {
   note_allocation();
-  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
+  if (void* p = uncounted_malloc(size == 0 ? 1 : size)) return p;
   throw std::bad_alloc();
 }
 void* operator new[](size_t size) { return ::operator new(size); }
 void* operator new(size_t size, const std::nothrow_t&) noexcept {
   note_allocation();
-  return std::malloc(size == 0 ? 1 : size);
+  return uncounted_malloc(size == 0 ? 1 : size);
 }
 void* operator new[](size_t size, const std::nothrow_t& tag) noexcept {
   return ::operator new(size, tag);
@@ -71,22 +99,8 @@ void operator delete[](void* p, size_t, std::align_val_t) noexcept { std::free(p
 #pragma GCC diagnostic pop
 
 // --- malloc family: glibc's own entry points, counted. ------------------------
-// Sanitizer runtimes own malloc themselves; replacing it there would mix
-// allocators, so those builds count operator new only.
-#if defined(__SANITIZE_ADDRESS__)
-#define DPQUIC_COUNT_MALLOC 0
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define DPQUIC_COUNT_MALLOC 0
-#endif
-#endif
-#ifndef DPQUIC_COUNT_MALLOC
-#define DPQUIC_COUNT_MALLOC 1
-#endif
-
 #if DPQUIC_COUNT_MALLOC
 extern "C" {
-void* __libc_malloc(size_t);
 void* __libc_calloc(size_t, size_t);
 void* __libc_realloc(void*, size_t);
 void __libc_free(void*);

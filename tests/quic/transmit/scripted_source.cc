@@ -21,23 +21,27 @@ bool ScriptedSource::next_packet(EncryptionLevel level, const SendAllowance& all
   if (!script.ack && !script.close && !(allowance.ack_eliciting && has_ack_eliciting(script))) {
     return false;
   }
-  header = PacketHeader{};
+  // The builder reuses the header object: set every field of the form used
+  // (see transmit_source.h), without value-initialising the whole header.
   header.keys = script.keys;
   if (level == EncryptionLevel::kApplication) {
     header.long_header = false;
-    header.short_fields.dcid = dcid_;
-    header.short_fields.packet_number = script.next_packet_number;
-    header.short_fields.packet_number_length = script.packet_number_length;
+    header.short_fields =
+        wire::ShortHeaderFields{.dcid = dcid_,
+                                .packet_number = script.next_packet_number,
+                                .packet_number_length = script.packet_number_length};
     return true;
   }
-  header.long_fields.version = wire::kVersion1;
-  header.long_fields.type = level == EncryptionLevel::kInitial     ? wire::PacketType::kInitial
-                            : level == EncryptionLevel::kHandshake ? wire::PacketType::kHandshake
-                                                                   : wire::PacketType::kZeroRtt;
-  header.long_fields.dcid = dcid_;
-  header.long_fields.scid = scid_;
-  header.long_fields.packet_number = script.next_packet_number;
-  header.long_fields.packet_number_length = script.packet_number_length;
+  header.long_header = true;
+  header.long_fields = wire::LongHeaderFields{
+      .version = wire::kVersion1,
+      .type = level == EncryptionLevel::kInitial     ? wire::PacketType::kInitial
+              : level == EncryptionLevel::kHandshake ? wire::PacketType::kHandshake
+                                                     : wire::PacketType::kZeroRtt,
+      .dcid = dcid_,
+      .scid = scid_,
+      .packet_number = script.next_packet_number,
+      .packet_number_length = script.packet_number_length};
   return true;
 }
 
