@@ -27,6 +27,24 @@ constexpr uint64_t initial_window(uint64_t max_datagram_size) {
 }
 constexpr uint64_t minimum_window(uint64_t max_datagram_size) { return 2 * max_datagram_size; }
 
+// The congestion recovery period (RFC 9002 §7.3.2): it starts when a
+// congestion event reduces the window, and a packet sent before that start
+// cannot cause another reduction or grow the window.
+class RecoveryPeriod {
+ public:
+  void begin(Instant now) {
+    active_ = true;
+    start_ = now;
+  }
+  // Persistent congestion leaves recovery, so the next loss reduces again.
+  void end() { active_ = false; }
+  bool contains(Instant time_sent) const { return active_ && time_sent <= start_; }
+
+ private:
+  bool active_ = false;
+  Instant start_ = 0;
+};
+
 struct AckedPacket {
   uint64_t packet_number = 0;
   Instant time_sent = 0;

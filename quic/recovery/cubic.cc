@@ -11,7 +11,7 @@ Cubic::Cubic(uint64_t max_datagram_size, bool hystart_enabled)
       hystart_enabled_(hystart_enabled) {}
 
 bool Cubic::in_recovery(Instant time_sent) const {
-  return recovering_ && time_sent <= recovery_start_time_;
+  return recovery_.contains(time_sent);
 }
 
 bool Cubic::hystart_active() const {
@@ -134,8 +134,7 @@ void Cubic::on_ack_processed(Instant now, const RttEstimator&) {
 
 void Cubic::on_congestion_event(Instant now, Instant time_sent) {
   if (in_recovery(time_sent)) return;  // RFC 9002 §7.3.2: one reduction per period
-  recovering_ = true;
-  recovery_start_time_ = now;
+  recovery_.begin(now);
 
   const uint64_t cwnd = congestion_window_;
   // §4.7 fast convergence: below the last plateau, release bandwidth by
@@ -160,8 +159,7 @@ void Cubic::on_persistent_congestion(Instant) {
   // RFC 9002 §7.6.2: the minimum window, and out of recovery. RFC 9438
   // §4.8: the next epoch restarts the curve from its own window.
   congestion_window_ = minimum_window(max_datagram_size_);
-  recovering_ = false;
-  recovery_start_time_ = 0;
+  recovery_.end();
   epoch_started_ = false;
   w_max_from_epoch_ = true;
   w_est_remainder_ = 0;

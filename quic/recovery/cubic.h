@@ -64,8 +64,7 @@ class Cubic final : public CongestionController {
   uint64_t max_datagram_size_;
   uint64_t congestion_window_;
   uint64_t slow_start_threshold_ = UINT64_MAX;
-  bool recovering_ = false;
-  Instant recovery_start_time_ = 0;
+  RecoveryPeriod recovery_;
 
   // §4.2: the current congestion-avoidance epoch, started by the first ACK
   // that may grow the window in congestion avoidance.

@@ -11,7 +11,7 @@ NewReno::NewReno(uint64_t max_datagram_size)
 void NewReno::on_packet_sent(Instant, uint64_t, uint64_t, uint64_t) {}
 
 bool NewReno::in_recovery(Instant time_sent) const {
-  return recovering_ && time_sent <= recovery_start_time_;
+  return recovery_.contains(time_sent);
 }
 
 void NewReno::on_packet_acked(Instant, const AckedPacket& packet, const RttEstimator&, uint64_t,
@@ -43,8 +43,7 @@ void NewReno::on_congestion_event(Instant now, Instant time_sent) {
   // §7.3.2: one reduction per round trip; losses of packets sent before the
   // current recovery period began are part of the same event.
   if (in_recovery(time_sent)) return;
-  recovering_ = true;
-  recovery_start_time_ = now;
+  recovery_.begin(now);
   slow_start_threshold_ = congestion_window_ * kLossReductionNumerator / kLossReductionDenominator;
   congestion_window_ = std::max(slow_start_threshold_, minimum_window(max_datagram_size_));
   avoidance_bytes_acked_ = 0;
@@ -54,8 +53,7 @@ void NewReno::on_persistent_congestion(Instant) {
   // §7.6.2 and §B.8: collapse to the minimum window and leave recovery, so
   // the next loss reduces the window again.
   congestion_window_ = minimum_window(max_datagram_size_);
-  recovering_ = false;
-  recovery_start_time_ = 0;
+  recovery_.end();
   avoidance_bytes_acked_ = 0;
 }
 

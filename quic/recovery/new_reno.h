@@ -43,8 +43,7 @@ class NewReno final : public CongestionController {
   // the window grows by one datagram per window acknowledged (§7.3.3)
   // without the rounding loss of Appendix B's per-packet division.
   uint64_t avoidance_bytes_acked_ = 0;
-  bool recovering_ = false;  // congestion_recovery_start_time is set
-  Instant recovery_start_time_ = 0;
+  RecoveryPeriod recovery_;
 };
 
 }  // namespace dpquic::recovery
