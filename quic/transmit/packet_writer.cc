@@ -14,8 +14,10 @@ void GatherStorage::clear() {
 }
 
 bool PacketPayloadWriter::append_stream_data(const Chunk& chunk, size_t offset, size_t length) {
-  if (!chunk.valid() || offset > chunk.size() || length > chunk.size() - offset ||
-      length > writer_.remaining() || !has_slots_for_data()) {
+  // Slots even for no data: a zero-length append still records its segment
+  // and reference (dropped again if the packet is abandoned).
+  if (!can_reference(chunk, offset, length) || !has_slots_for_data() ||
+      length > writer_.remaining()) {
     return false;
   }
   append_checked(chunk, offset, length);
@@ -50,10 +52,7 @@ void PacketPayloadWriter::append_checked(const Chunk& chunk, size_t offset, size
 bool PacketPayloadWriter::write_stream_frame(uint64_t stream_id, uint64_t stream_offset, bool fin,
                                              const Chunk& chunk, size_t chunk_offset,
                                              size_t length) {
-  if (!chunk.valid() || chunk_offset > chunk.size() || length > chunk.size() - chunk_offset ||
-      (length != 0 && !has_slots_for_data())) {
-    return false;
-  }
+  if (!can_reference(chunk, chunk_offset, length)) return false;
   // Without a Length field the data must run to the packet's end exactly.
   const size_t bare = wire::stream_frame_header_size(stream_id, stream_offset, length, false);
   const size_t room = writer_.remaining();
@@ -61,28 +60,17 @@ bool PacketPayloadWriter::write_stream_frame(uint64_t stream_id, uint64_t stream
   const bool has_length = room - bare != length;
   const size_t header = has_length ? bare + wire::varint_length(length) : bare;
   if (header > room || length > room - header) return false;
-  // The frame's fields were validated above (stream_frame_header_size is 0
-  // for an unencodable ID or offset) and `header` bytes fit: encode straight
-  // into the tail (RFC 9000 §19.8) rather than through a scratch writer.
-  uint8_t* at = writer_.tail().data();
-  uint8_t* const end = at + header;
-  const bool has_offset = stream_offset != 0;
-  *at++ = static_cast<uint8_t>(0x08 | (has_offset ? 0x04 : 0) | (has_length ? 0x02 : 0) |
-                               (fin ? 0x01 : 0));
-  at += wire::varint_encode({at, end}, stream_id);
-  if (has_offset) at += wire::varint_encode({at, end}, stream_offset);
-  if (has_length) at += wire::varint_encode({at, end}, length);
-  (void)writer_.advance(header);
+  if (!wire::encode_stream_frame_header(writer_, stream_id, stream_offset, length, fin,
+                                        has_length)) {
+    return false;
+  }
   if (length != 0) append_checked(chunk, chunk_offset, length);
   return true;
 }
 
 bool PacketPayloadWriter::write_crypto_frame(uint64_t crypto_offset, const Chunk& chunk,
                                              size_t chunk_offset, size_t length) {
-  if (!chunk.valid() || chunk_offset > chunk.size() || length > chunk.size() - chunk_offset ||
-      (length != 0 && !has_slots_for_data())) {
-    return false;
-  }
+  if (!can_reference(chunk, chunk_offset, length)) return false;
   const size_t header = wire::crypto_frame_header_size(crypto_offset, length);
   if (header == 0 || header > writer_.remaining() || length > writer_.remaining() - header) {
     return false;

@@ -92,6 +92,12 @@ class PacketPayloadWriter {
  private:
   // append_stream_data() once the range, room and slots are known good.
   void append_checked(const Chunk& chunk, size_t offset, size_t length);
+  // chunk[offset, offset + length) exists, and the burst has the segments
+  // and chunk reference its data needs (none for no data).
+  bool can_reference(const Chunk& chunk, size_t offset, size_t length) const {
+    return chunk.valid() && offset <= chunk.size() && length <= chunk.size() - offset &&
+           (length == 0 || has_slots_for_data());
+  }
   bool has_slots_for_data() const {
     // A data segment, the in-place segment after it, and chunk reference.
     return storage_.segment_count + 2 <= storage_.segments.size() &&

@@ -74,8 +74,9 @@ bool encode_crypto_frame(ByteWriter& writer, const CryptoFrame& frame);
 // Only the header of a STREAM/CRYPTO frame whose `data_length` bytes of data
 // the caller places right after it (e.g. encrypting straight from the
 // application's buffer into the packet).
-bool encode_stream_frame_header(ByteWriter& writer, uint64_t stream_id, uint64_t offset,
-                                uint64_t data_length, bool fin, bool has_length);
+// (The STREAM header is inline: the burst builder writes one per packet.)
+inline bool encode_stream_frame_header(ByteWriter& writer, uint64_t stream_id, uint64_t offset,
+                                       uint64_t data_length, bool fin, bool has_length);
 bool encode_crypto_frame_header(ByteWriter& writer, uint64_t offset, uint64_t data_length);
 
 // --- Sizes for packet builders --------------------------------------------------
@@ -83,8 +84,8 @@ bool encode_crypto_frame_header(ByteWriter& writer, uint64_t offset, uint64_t da
 // Bytes of a STREAM/CRYPTO frame header (type through Length) for these
 // values, as the encoders above write it; 0 if the frame would be invalid
 // (offset + data_length above 2^62 - 1).
-size_t stream_frame_header_size(uint64_t stream_id, uint64_t offset, uint64_t data_length,
-                                bool has_length);
+inline size_t stream_frame_header_size(uint64_t stream_id, uint64_t offset, uint64_t data_length,
+                                       bool has_length);
 size_t crypto_frame_header_size(uint64_t offset, uint64_t data_length);
 
 // The most data bytes a STREAM/CRYPTO frame can carry when header plus data
@@ -93,5 +94,32 @@ size_t crypto_frame_header_size(uint64_t offset, uint64_t data_length);
 uint64_t max_stream_data_length(size_t available, uint64_t stream_id, uint64_t offset,
                                 bool has_length);
 uint64_t max_crypto_data_length(size_t available, uint64_t offset);
+
+// --- Inline definitions ---------------------------------------------------------
+
+// The type byte of a STREAM frame (RFC 9000 §19.8): 0x08 plus OFF, LEN, FIN.
+constexpr uint8_t stream_frame_type(bool has_offset, bool has_length, bool fin) {
+  return static_cast<uint8_t>(0x08 | (has_offset ? 0x04 : 0) | (has_length ? 0x02 : 0) |
+                              (fin ? 0x01 : 0));
+}
+
+inline size_t stream_frame_header_size(uint64_t stream_id, uint64_t offset, uint64_t data_length,
+                                       bool has_length) {
+  if (stream_id > kVarintMax || offset > kVarintMax || data_length > kVarintMax - offset) return 0;
+  return 1 + varint_length(stream_id) + (offset != 0 ? varint_length(offset) : 0) +
+         (has_length ? varint_length(data_length) : 0);
+}
+
+inline bool encode_stream_frame_header(ByteWriter& writer, uint64_t stream_id, uint64_t offset,
+                                       uint64_t data_length, bool fin, bool has_length) {
+  // Sized first, so the writes below cannot fail part way: all or nothing.
+  const size_t size = stream_frame_header_size(stream_id, offset, data_length, has_length);
+  if (size == 0 || size > writer.remaining()) return false;
+  (void)writer.write_u8(stream_frame_type(offset != 0, has_length, fin));
+  (void)writer.write_varint(stream_id);
+  if (offset != 0) (void)writer.write_varint(offset);
+  if (has_length) (void)writer.write_varint(data_length);
+  return true;
+}
 
 }  // namespace dpquic::wire

@@ -31,16 +31,11 @@ bool within_offset_limit(uint64_t offset, uint64_t length) {
   return offset <= kVarintMax && length <= kVarintMax - offset;
 }
 
-uint8_t stream_type(bool has_offset, bool has_length, bool fin) {
-  return static_cast<uint8_t>(0x08 | (has_offset ? 0x04 : 0) | (has_length ? 0x02 : 0) |
-                              (fin ? 0x01 : 0));
-}
-
 bool write_stream_header(ByteWriter& w, uint64_t stream_id, uint64_t offset, uint64_t data_length,
                          bool has_offset, bool fin, bool has_length) {
   if (!within_offset_limit(offset, data_length)) return false;
   has_offset = has_offset || offset != 0;
-  if (!w.write_u8(stream_type(has_offset, has_length, fin)) || !w.write_varint(stream_id))
+  if (!w.write_u8(stream_frame_type(has_offset, has_length, fin)) || !w.write_varint(stream_id))
     return false;
   if (has_offset && !w.write_varint(offset)) return false;
   return !has_length || w.write_varint(data_length);
@@ -182,23 +177,9 @@ bool encode_crypto_frame(ByteWriter& writer, const CryptoFrame& f) {
   });
 }
 
-bool encode_stream_frame_header(ByteWriter& writer, uint64_t stream_id, uint64_t offset,
-                                uint64_t data_length, bool fin, bool has_length) {
-  return all_or_nothing(writer, [&](ByteWriter& w) {
-    return write_stream_header(w, stream_id, offset, data_length, false, fin, has_length);
-  });
-}
-
 bool encode_crypto_frame_header(ByteWriter& writer, uint64_t offset, uint64_t data_length) {
   return all_or_nothing(writer,
                         [&](ByteWriter& w) { return write_crypto_header(w, offset, data_length); });
-}
-
-size_t stream_frame_header_size(uint64_t stream_id, uint64_t offset, uint64_t data_length,
-                                bool has_length) {
-  if (stream_id > kVarintMax || !within_offset_limit(offset, data_length)) return 0;
-  return 1 + varint_length(stream_id) + (offset != 0 ? varint_length(offset) : 0) +
-         (has_length ? varint_length(data_length) : 0);
 }
 
 size_t crypto_frame_header_size(uint64_t offset, uint64_t data_length) {
