@@ -81,6 +81,10 @@ class CongestionController {
   virtual bool in_recovery(Instant time_sent) const = 0;
 
   virtual CongestionControlAlgorithm algorithm() const = 0;
+
+  // Back to the initial state: the connection moved to a new path, whose
+  // capacity says nothing about the old one's (RFC 9000 §9.4).
+  virtual void reset() = 0;
 };
 
 }  // namespace dpquic::recovery

@@ -10,9 +10,7 @@ Cubic::Cubic(uint64_t max_datagram_size, bool hystart_enabled)
       congestion_window_(initial_window(max_datagram_size)),
       hystart_enabled_(hystart_enabled) {}
 
-bool Cubic::in_recovery(Instant time_sent) const {
-  return recovery_.contains(time_sent);
-}
+bool Cubic::in_recovery(Instant time_sent) const { return recovery_.contains(time_sent); }
 
 bool Cubic::hystart_active() const {
   // RFC 9406 §4.3: only the first slow start, while ssthresh is unset.
@@ -165,5 +163,7 @@ void Cubic::on_persistent_congestion(Instant) {
   w_est_remainder_ = 0;
   cubic_remainder_ = 0;
 }
+
+void Cubic::reset() { *this = Cubic(max_datagram_size_, hystart_enabled_); }
 
 }  // namespace dpquic::recovery

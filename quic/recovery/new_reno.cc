@@ -10,9 +10,7 @@ NewReno::NewReno(uint64_t max_datagram_size)
 
 void NewReno::on_packet_sent(Instant, uint64_t, uint64_t, uint64_t) {}
 
-bool NewReno::in_recovery(Instant time_sent) const {
-  return recovery_.contains(time_sent);
-}
+bool NewReno::in_recovery(Instant time_sent) const { return recovery_.contains(time_sent); }
 
 void NewReno::on_packet_acked(Instant, const AckedPacket& packet, const RttEstimator&, uint64_t,
                               bool app_limited) {
@@ -56,5 +54,7 @@ void NewReno::on_persistent_congestion(Instant) {
   recovery_.end();
   avoidance_bytes_acked_ = 0;
 }
+
+void NewReno::reset() { *this = NewReno(max_datagram_size_); }
 
 }  // namespace dpquic::recovery

@@ -47,6 +47,7 @@ class NullCongestionController final : public CongestionController {
   CongestionControlAlgorithm algorithm() const override {
     return CongestionControlAlgorithm::kNewReno;
   }
+  void reset() override {}
   uint64_t congestion_events = 0;
 };
 

@@ -88,6 +88,7 @@ class RecordingCongestionController final : public CongestionController {
   CongestionControlAlgorithm algorithm() const override {
     return CongestionControlAlgorithm::kNewReno;
   }
+  void reset() override { calls.push_back("reset"); }
 
   bool record_sends = false;
   std::vector<std::string> calls;

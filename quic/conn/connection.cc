@@ -1,0 +1,658 @@
+// Connection set-up, the TLS handshake, transport parameters, the
+// application API and events.
+
+#include "quic/conn/connection.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "quic/conn/connection_stream.h"
+#include "quic/recovery/congestion_factory.h"
+#include "quic/wire/version.h"
+#include "quic/wire/version_negotiation.h"
+
+namespace dpquic::conn {
+
+using crypto::EncryptionLevel;
+using wire::PacketNumberSpace;
+using wire::TransportErrorCode;
+
+namespace {
+
+recovery::AckTrackerConfig ack_config(PacketNumberSpace space, const TransportConfig& transport) {
+  recovery::AckTrackerConfig config;
+  config.space = space;
+  config.max_ack_delay = transport.max_ack_delay_ms * kMillisecond;
+  config.ack_delay_exponent = static_cast<uint8_t>(transport.ack_delay_exponent);
+  return config;
+}
+
+constexpr size_t kInitialEventCapacity = 16;
+constexpr size_t kMaxEncodedParameters = 1024;
+
+}  // namespace
+
+Connection::Connection(CoreContext& core, const ConnectionConfig& config, wire::Role role,
+                       CidRegistry& registry)
+    : core_(core),
+      config_(config),
+      role_(role),
+      registry_(registry),
+      keys_(*core.mb, role, wire::kVersion1),
+      local_cids_(core.cid_generator, role == wire::Role::kServer ? core.reset_tokens : nullptr,
+                  registry),
+      peer_cids_(config.transport.active_connection_id_limit),
+      paths_(*core.random),
+      cc_(recovery::make_congestion_controller(config.congestion_control,
+                                               wire::kMinInitialDatagramSize)),
+      loss_(recovery::LossDetectionConfig{.is_server = role == wire::Role::kServer},
+            *core.sent_packet_pool, *core.ack_buffer, *cc_),
+      spaces_{Space(ack_config(PacketNumberSpace::kInitial, config.transport)),
+              Space(ack_config(PacketNumberSpace::kHandshake, config.transport)),
+              Space(ack_config(PacketNumberSpace::kApplication, config.transport))},
+      receive_window_(config.transport.initial_max_data, config.transport.max_connection_window),
+      stream_limits_(role, config.transport.initial_max_streams_bidi,
+                     config.transport.initial_max_streams_uni) {
+  for (Space& s : spaces_) s.crypto_receive = std::make_unique<ReceiveBuffer>(*core.blocks);
+  events_.resize(kInitialEventCapacity);
+  datagrams_in_.resize(config.transport.max_datagram_frame_size != 0
+                           ? std::max<size_t>(config.datagram_receive_queue, 1)
+                           : 0);
+  datagrams_out_.resize(config.transport.max_datagram_frame_size != 0 ? 16 : 0);
+}
+
+Connection::~Connection() { local_cids_.unregister_all(); }
+
+void Connection::init_common(Instant now, const PathAddresses& path) {
+  now_ = now;
+  active_path_ = paths_.add_initial(path, role_ == wire::Role::kClient);
+  burst_path_ = active_path_;
+  idle_timeout_ = config_.transport.max_idle_timeout_ms * kMillisecond;
+  handshake_deadline_ = now + config_.handshake_timeout;
+  reset_idle_timer(now);
+}
+
+bool Connection::start_client(Instant now, const PathAddresses& path, std::string_view server_name,
+                              uint32_t version) {
+  init_common(now, path);
+  version_ = original_version_ = version;
+  server_name_ = std::string(server_name);
+
+  std::array<uint8_t, 16> random_cid;
+  core_.random->fill(random_cid);
+  original_dcid_ = initial_dcid_ = wire::ConnectionId(random_cid);
+  wire::ConnectionId scid;
+  if (core_.cid_generator != nullptr) {
+    scid = core_.cid_generator->generate();
+  } else {
+    core_.random->fill(random_cid);
+    scid = wire::ConnectionId(random_cid);
+  }
+  local_cids_.set_initial(scid);
+  local_initial_cid_ = scid;
+  peer_cids_.set_initial(original_dcid_);
+  keys_.set_version(version);
+  if (!keys_.install_initial_keys(original_dcid_.span())) {
+    finish(CloseReason::kTransportError);
+    return false;
+  }
+  if (core_.client_tokens != nullptr) initial_token_ = core_.client_tokens->take(server_name_);
+
+  tls_ = crypto::TlsSession::create_client(*core_.tls, keys_, server_name);
+  local_params_ = make_local_transport_parameters(config_.transport, role_, scid, nullptr, nullptr,
+                                                  nullptr, nullptr);
+  if (!set_local_parameters(local_params_)) {
+    finish(CloseReason::kTransportError);
+    return false;
+  }
+  // 0-RTT is bounded by the limits the server gave in the connection that
+  // minted the ticket (RFC 9000 §7.4.1).
+  const auto remembered = tls_->remembered_transport_parameters();
+  if (!remembered.empty()) {
+    wire::TransportParameters params;
+    if (wire::decode_transport_parameters(remembered, wire::Role::kServer, params) ==
+        wire::WireError::kOk) {
+      send_credit_.on_max_data(params.initial_max_data);
+      stream_limits_.set_peer_limits(params.initial_max_streams_bidi,
+                                     params.initial_max_streams_uni);
+      peer_params_ = params;
+    }
+  }
+  advance_tls(now);
+  return state_ != ConnectionState::kClosed;
+}
+
+bool Connection::start_server(Instant now, const PathAddresses& path, const ServerStart& start) {
+  init_common(now, path);
+  version_ = original_version_ = start.version;
+  original_dcid_ = start.original_dcid;
+  initial_dcid_ = start.client_dcid;
+  peer_initial_scid_ = start.client_scid;
+  retry_scid_ = start.retry_scid;
+  peer_address_validated_ = start.address_validated;
+  if (start.address_validated) paths_.path(active_path_).validated = true;
+  local_cids_.set_initial(start.local_cid);
+  local_initial_cid_ = start.local_cid;
+  peer_cids_.set_initial(start.client_scid);
+  keys_.set_version(start.version);
+  if (!keys_.install_initial_keys(start.client_dcid.span())) {
+    finish(CloseReason::kTransportError);
+    return false;
+  }
+  tls_ = crypto::TlsSession::create_server(*core_.tls, keys_);
+
+  wire::StatelessResetToken reset_token{};
+  const wire::StatelessResetToken* token_ptr = nullptr;
+  if (core_.reset_tokens != nullptr) {
+    reset_token = core_.reset_tokens->token_for(start.local_cid);
+    token_ptr = &reset_token;
+  }
+  std::optional<wire::PreferredAddress> preferred;
+  if (config_.preferred_address_v4.valid() || config_.preferred_address_v6.valid()) {
+    if (auto issued = local_cids_.issue_for_preferred_address()) {
+      wire::PreferredAddress address;
+      if (config_.preferred_address_v4.valid()) {
+        std::memcpy(address.ipv4_address.data(), config_.preferred_address_v4.ip.data(), 4);
+        address.ipv4_port = config_.preferred_address_v4.port;
+      }
+      if (config_.preferred_address_v6.valid()) {
+        address.ipv6_address = config_.preferred_address_v6.ip;
+        address.ipv6_port = config_.preferred_address_v6.port;
+      }
+      address.connection_id = issued->first;
+      address.stateless_reset_token = issued->second;
+      preferred = address;
+    }
+  }
+  local_params_ = make_local_transport_parameters(
+      config_.transport, role_, start.local_cid, &original_dcid_,
+      retry_scid_ ? &*retry_scid_ : nullptr, token_ptr, preferred ? &*preferred : nullptr);
+  if (!set_local_parameters(local_params_)) {
+    finish(CloseReason::kTransportError);
+    return false;
+  }
+  return true;
+}
+
+bool Connection::set_local_parameters(const wire::TransportParameters& params) {
+  wire::TransportParameters with_versions = params;
+  with_versions.version_information.chosen_version = version_;
+  with_versions.version_information.available_version_count = 0;
+  for (uint32_t v : config_.versions) {
+    if (with_versions.version_information.available_version_count >=
+        with_versions.version_information.available_versions.size()) {
+      break;
+    }
+    with_versions.version_information
+        .available_versions[with_versions.version_information.available_version_count++] = v;
+  }
+  with_versions.mark_present(wire::TransportParameter::kVersionInformation);
+  local_params_ = with_versions;
+
+  std::array<uint8_t, kMaxEncodedParameters> encoded;
+  wire::ByteWriter writer(encoded);
+  if (!wire::encode_transport_parameters(with_versions, role_, writer)) return false;
+  if (!tls_->set_local_transport_parameters({encoded.data(), writer.position()})) return false;
+  if (role_ == wire::Role::kServer) {
+    // What a client remembers for 0-RTT (RFC 9000 §7.4.1): the limits, not
+    // the connection IDs or tokens, which change per connection.
+    std::array<uint64_t, 8> context = {params.initial_max_data,
+                                       params.initial_max_stream_data_bidi_local,
+                                       params.initial_max_stream_data_bidi_remote,
+                                       params.initial_max_stream_data_uni,
+                                       params.initial_max_streams_bidi,
+                                       params.initial_max_streams_uni,
+                                       params.active_connection_id_limit,
+                                       params.max_datagram_frame_size};
+    if (!tls_->set_early_data_context(
+            {reinterpret_cast<const uint8_t*>(context.data()), sizeof(context)})) {
+      return false;
+    }
+  }
+  return true;
+}
+
+void Connection::advance_tls(Instant now) {
+  if (tls_ == nullptr || state_ == ConnectionState::kClosed ||
+      state_ == ConnectionState::kDraining) {
+    return;
+  }
+  const bool ok = tls_->advance();
+  if (!ok || tls_->failed()) {
+    enter_closing(now,
+                  transport_error(static_cast<TransportErrorCode>(tls_->error_code()),
+                                  "TLS handshake failed", static_cast<uint64_t>(0x06)),
+                  false, 0);
+    return;
+  }
+  if (role_ == wire::Role::kClient &&
+      keys_.has_keys(EncryptionLevel::kHandshake, crypto::Direction::kWrite)) {
+    loss_.on_handshake_keys_available(now);
+  }
+  if (!peer_params_applied_ && !tls_->peer_transport_parameters().empty()) {
+    if (!apply_peer_parameters(now)) return;
+  }
+  if (tls_->handshake_complete() && !handshake_complete_) on_handshake_complete(now);
+}
+
+bool Connection::apply_peer_parameters(Instant now) {
+  peer_params_applied_ = true;
+  const wire::Role peer_role =
+      role_ == wire::Role::kServer ? wire::Role::kClient : wire::Role::kServer;
+  const wire::TransportParameters remembered = peer_params_;
+  wire::TransportParameters params;
+  if (wire::decode_transport_parameters(tls_->peer_transport_parameters(), peer_role, params) !=
+      wire::WireError::kOk) {
+    enter_closing(now,
+                  transport_error(TransportErrorCode::kTransportParameterError,
+                                  "malformed transport parameters"),
+                  false, 0);
+    return false;
+  }
+  HandshakeCids cids{peer_initial_scid_, original_dcid_, retry_scid_};
+  if (TransportError error = check_peer_transport_parameters(params, role_, cids)) {
+    enter_closing(now, error, false, 0);
+    return false;
+  }
+  // RFC 9368 §4: the version information must confirm the version in use.
+  if (params.has(wire::TransportParameter::kVersionInformation) &&
+      params.version_information.chosen_version != version_) {
+    enter_closing(now,
+                  transport_error(TransportErrorCode::kVersionNegotiationError,
+                                  "chosen version does not match"),
+                  false, 0);
+    return false;
+  }
+  if (role_ == wire::Role::kClient && tls_->early_data_accepted()) {
+    if (TransportError error = check_zero_rtt_parameters(remembered, params)) {
+      enter_closing(now, error, false, 0);
+      return false;
+    }
+  }
+  peer_params_ = params;
+  zero_rtt_accepted_ = tls_->early_data_accepted();
+
+  // Idle timeout: the minimum of both, where 0 means none (RFC 9000 §10.1).
+  const Duration peer_idle = params.max_idle_timeout_ms * kMillisecond;
+  if (peer_idle != 0 && (idle_timeout_ == 0 || peer_idle < idle_timeout_)) {
+    idle_timeout_ = peer_idle;
+  }
+  reset_idle_timer(now);
+  loss_.set_peer_ack_params(params.max_ack_delay_ms * kMillisecond, params.ack_delay_exponent);
+  send_credit_.on_max_data(params.initial_max_data);
+  stream_limits_.set_peer_limits(params.initial_max_streams_bidi, params.initial_max_streams_uni);
+  for (auto& slot : stream_slots_) {
+    if (!slot || !slot->send) continue;
+    const uint64_t id = slot->id;
+    const uint64_t limit = is_unidirectional(id) ? params.initial_max_stream_data_uni
+                           : is_local(id, role_) ? params.initial_max_stream_data_bidi_remote
+                                                 : params.initial_max_stream_data_bidi_local;
+    slot->send->on_max_stream_data(limit);
+  }
+  local_cids_.on_peer_limit(params.active_connection_id_limit);
+  if (role_ == wire::Role::kClient) {
+    if (params.has(wire::TransportParameter::kStatelessResetToken)) {
+      peer_cids_.set_initial_reset_token(params.stateless_reset_token);
+    }
+    if (params.has(wire::TransportParameter::kPreferredAddress)) {
+      peer_cids_.add_preferred_address_cid(params.preferred_address.connection_id,
+                                           params.preferred_address.stateless_reset_token);
+    }
+  }
+  return true;
+}
+
+void Connection::on_handshake_complete(Instant now) {
+  handshake_complete_ = true;
+  handshake_deadline_ = kNever;
+  if (state_ == ConnectionState::kHandshake) state_ = ConnectionState::kEstablished;
+  push_event({ConnectionEventType::kEstablished});
+  if (role_ == wire::Role::kServer) {
+    // RFC 9001 §4.1.2: the server's handshake is confirmed at completion.
+    handshake_done_pending_ = true;
+    new_token_pending_ = config_.issue_new_tokens && core_.address_tokens != nullptr;
+    on_handshake_confirmed(now);
+  }
+}
+
+void Connection::on_handshake_confirmed(Instant now) {
+  if (handshake_confirmed_) return;
+  handshake_confirmed_ = true;
+  loss_.on_handshake_confirmed(now);
+  discard_space(now, PacketNumberSpace::kInitial);
+  discard_space(now, PacketNumberSpace::kHandshake);
+  // 0-RTT keys go too: a server keeps them a little for reordered packets in
+  // theory (RFC 9001 §4.9.3); we drop them at confirmation.
+  keys_.discard(EncryptionLevel::kEarlyData);
+  // Client: move to the server's preferred address once confirmed
+  // (RFC 9000 §9.6).
+  if (role_ == wire::Role::kClient &&
+      peer_params_.has(wire::TransportParameter::kPreferredAddress)) {
+    const wire::PreferredAddress& preferred = peer_params_.preferred_address;
+    SocketAddress target;
+    const SocketAddress& current = paths_.path(active_path_).addresses.remote;
+    if (current.family == AddressFamily::kIpv6 && preferred.ipv6_port != 0) {
+      target = SocketAddress::ipv6(preferred.ipv6_address, preferred.ipv6_port);
+    } else if (preferred.ipv4_port != 0) {
+      target = SocketAddress::ipv4(preferred.ipv4_address[0], preferred.ipv4_address[1],
+                                   preferred.ipv4_address[2], preferred.ipv4_address[3],
+                                   preferred.ipv4_port);
+    }
+    if (target.valid() && target != current && peer_cids_.switch_to_unused()) {
+      PathAddresses next = paths_.path(active_path_).addresses;
+      next.remote = target;
+      const uint32_t id =
+          paths_.add_and_validate(next, now, loss_.pto_duration(PacketNumberSpace::kApplication));
+      active_path_ = id;  // send there at once; validated by the challenge
+      cc_->reset();
+    }
+  }
+}
+
+void Connection::discard_space(Instant now, PacketNumberSpace s) {
+  Space& sp = space(s);
+  if (sp.discarded) return;
+  sp.discarded = true;
+  const EncryptionLevel level = level_of_space(s);
+  keys_.discard(level);
+  loss_.discard_space(now, s);
+  if (tls_) tls_->discard(level);
+  sp.crypto_receive->clear();
+  sp.crypto_lost.clear();
+  if (s == PacketNumberSpace::kInitial) initial_discarded_ = true;
+}
+
+bool Connection::address_validated() const {
+  return role_ == wire::Role::kClient || paths_.path(active_path_).validated;
+}
+
+// --- Events ---------------------------------------------------------------------------------
+
+void Connection::push_event(const ConnectionEvent& event) {
+  if (events_count_ == events_.size()) {
+    // Grows with the number of streams with pending events, which stream
+    // limits bound; never per packet once large enough.
+    std::vector<ConnectionEvent> larger(events_.size() * 2);
+    for (size_t i = 0; i < events_count_; ++i) {
+      larger[i] = events_[(events_head_ + i) % events_.size()];
+    }
+    events_.swap(larger);
+    events_head_ = 0;
+  }
+  events_[(events_head_ + events_count_) % events_.size()] = event;
+  ++events_count_;
+}
+
+void Connection::push_stream_event(Stream& stream, ConnectionEventType type) {
+  if (type == ConnectionEventType::kStreamReadable) {
+    if (stream.readable_event_pending) return;
+    stream.readable_event_pending = true;
+  }
+  ConnectionEvent event;
+  event.type = type;
+  event.stream_id = stream.id;
+  push_event(event);
+}
+
+bool Connection::poll_event(ConnectionEvent& event) {
+  if (events_count_ == 0) return false;
+  event = events_[events_head_];
+  events_head_ = (events_head_ + 1) % events_.size();
+  --events_count_;
+  if (event.type == ConnectionEventType::kStreamReadable) {
+    if (Stream* stream = find_stream(event.stream_id)) stream->readable_event_pending = false;
+  }
+  return true;
+}
+
+// --- Streams ----------------------------------------------------------------------------------
+
+Connection::Stream* Connection::find_stream(uint64_t id) const {
+  const auto slot = stream_index_.find(id);
+  if (!slot) return nullptr;
+  return stream_slots_[*slot].get();
+}
+
+Connection::Stream& Connection::create_stream(uint64_t id) {
+  uint32_t slot;
+  if (!free_stream_slots_.empty()) {
+    slot = free_stream_slots_.back();
+    free_stream_slots_.pop_back();
+  } else {
+    slot = static_cast<uint32_t>(stream_slots_.size());
+    stream_slots_.emplace_back();
+  }
+  if (!stream_slots_[slot]) stream_slots_[slot] = std::make_unique<Stream>();
+  Stream& stream = *stream_slots_[slot];
+  stream.send.reset();
+  stream.receive.reset();
+  stream.in_send_queue = false;
+  stream.readable_event_pending = false;
+  stream.write_blocked = false;
+  stream.stop_reported = false;
+  stream.highest_received = 0;
+  stream.consumed_counted = 0;
+  stream.id = id;
+  stream.slot = slot;
+  const TransportConfig& local = config_.transport;
+  if (local_can_send(id, role_)) {
+    const uint64_t peer_limit = is_unidirectional(id) ? peer_params_.initial_max_stream_data_uni
+                                : is_local(id, role_)
+                                    ? peer_params_.initial_max_stream_data_bidi_remote
+                                    : peer_params_.initial_max_stream_data_bidi_local;
+    stream.send.emplace(id, peer_limit, config_.max_stream_send_buffer);
+  }
+  if (local_can_receive(id, role_)) {
+    stream.receive.emplace(*core_.blocks, local.initial_max_stream_data, local.max_stream_window);
+  }
+  stream_index_.insert(id, slot);
+  ++stream_count_;
+  return stream;
+}
+
+void Connection::free_stream_if_done(Stream& stream) {
+  const bool send_done = !stream.send || stream.send->finished();
+  const bool receive_done = !stream.receive || stream.receive->finished();
+  if (!send_done || !receive_done || stream.in_send_queue) return;
+  if (!is_local(stream.id, role_)) {
+    stream_limits_.on_peer_stream_closed(is_unidirectional(stream.id)
+                                             ? StreamDirection::kUnidirectional
+                                             : StreamDirection::kBidirectional);
+  }
+  stream_index_.erase(stream.id);
+  stream.send.reset();
+  stream.receive.reset();
+  free_stream_slots_.push_back(stream.slot);
+  --stream_count_;
+}
+
+std::optional<uint64_t> Connection::open_stream(StreamDirection direction) {
+  if (state_ != ConnectionState::kEstablished && state_ != ConnectionState::kHandshake) {
+    return std::nullopt;
+  }
+  // Before 1-RTT keys a client may open streams only for 0-RTT.
+  const auto id = stream_limits_.open_local(direction);
+  if (!id) return std::nullopt;
+  create_stream(*id);
+  return id;
+}
+
+void Connection::account_consumed(Stream& stream) {
+  // Connection-level credit comes back for bytes read, and for bytes a
+  // reset or STOP_SENDING made unreadable (RFC 9000 §4.5).
+  const uint64_t consumed = stream.receive->connection_consumed();
+  if (consumed == stream.consumed_counted) return;
+  consumed_total_ += consumed - stream.consumed_counted;
+  stream.consumed_counted = consumed;
+  receive_window_.on_consumed(consumed_total_, now_, loss_.rtt().smoothed_rtt());
+  if (receive_window_.update_due()) max_data_pending_ = true;
+}
+
+void Connection::schedule_stream(Stream& stream) {
+  if (stream.in_send_queue) return;
+  stream.in_send_queue = true;
+  send_queue_.push(stream.slot);
+}
+
+SendResult Connection::send(uint64_t stream_id, transmit::Chunk chunk, bool fin) {
+  if (state_ != ConnectionState::kEstablished && state_ != ConnectionState::kHandshake) {
+    return SendResult::kClosed;
+  }
+  Stream* stream = find_stream(stream_id);
+  if (stream == nullptr || !stream->send) return SendResult::kInvalidStream;
+  const SendStreamState send_state = stream->send->state();
+  if (send_state == SendStreamState::kResetSent || send_state == SendStreamState::kResetRecvd) {
+    return SendResult::kInvalidStream;
+  }
+  if (!stream->send->write(std::move(chunk), fin)) {
+    if (send_state == SendStreamState::kDataSent || send_state == SendStreamState::kDataRecvd) {
+      return SendResult::kInvalidStream;
+    }
+    stream->write_blocked = true;
+    return SendResult::kBlocked;
+  }
+  schedule_stream(*stream);
+  return SendResult::kOk;
+}
+
+uint64_t Connection::stream_writable_bytes(uint64_t stream_id) const {
+  const Stream* stream = find_stream(stream_id);
+  if (stream == nullptr || !stream->send) return 0;
+  return stream->send->writable_bytes();
+}
+
+size_t Connection::read(uint64_t stream_id, std::span<uint8_t> out, bool& fin) {
+  fin = false;
+  Stream* stream = find_stream(stream_id);
+  if (stream == nullptr || !stream->receive) return 0;
+  const size_t n = stream->receive->read(out, fin, now_, loss_.rtt().smoothed_rtt());
+  account_consumed(*stream);
+  if (n != 0 && stream->receive->window().update_due()) schedule_stream(*stream);
+  if (fin || stream->receive->finished()) free_stream_if_done(*stream);
+  return n;
+}
+
+bool Connection::reset_stream(uint64_t stream_id, uint64_t error_code) {
+  Stream* stream = find_stream(stream_id);
+  if (stream == nullptr || !stream->send) return false;
+  stream->send->reset(error_code);
+  schedule_stream(*stream);
+  return true;
+}
+
+bool Connection::stop_sending(uint64_t stream_id, uint64_t error_code) {
+  Stream* stream = find_stream(stream_id);
+  if (stream == nullptr || !stream->receive) return false;
+  stream->receive->stop_sending(error_code);
+  account_consumed(*stream);
+  schedule_stream(*stream);
+  return true;
+}
+
+// --- DATAGRAM frames --------------------------------------------------------------------------
+
+bool Connection::send_datagram(std::span<const uint8_t> payload) {
+  if (datagrams_out_.empty() ||
+      !peer_params_.has(wire::TransportParameter::kMaxDatagramFrameSize) ||
+      payload.size() > peer_params_.max_datagram_frame_size ||
+      payload.size() > sizeof(QueuedDatagram::bytes) - 16 ||
+      datagrams_out_count_ == datagrams_out_.size()) {
+    return false;
+  }
+  QueuedDatagram& slot =
+      datagrams_out_[(datagrams_out_head_ + datagrams_out_count_) % datagrams_out_.size()];
+  std::memcpy(slot.bytes.data(), payload.data(), payload.size());
+  slot.length = static_cast<uint16_t>(payload.size());
+  ++datagrams_out_count_;
+  return true;
+}
+
+size_t Connection::read_datagram(std::span<uint8_t> out) {
+  if (datagrams_in_count_ == 0) return 0;
+  const QueuedDatagram& slot = datagrams_in_[datagrams_in_head_];
+  const size_t n = std::min<size_t>(out.size(), slot.length);
+  std::memcpy(out.data(), slot.bytes.data(), n);
+  datagrams_in_head_ = (datagrams_in_head_ + 1) % datagrams_in_.size();
+  --datagrams_in_count_;
+  return n;
+}
+
+// --- Migration and key update -------------------------------------------------------------------
+
+bool Connection::migrate(Instant now, const SocketAddress& new_local) {
+  if (role_ != wire::Role::kClient || !handshake_confirmed_ ||
+      peer_params_.has(wire::TransportParameter::kDisableActiveMigration)) {
+    return false;
+  }
+  if (!peer_cids_.switch_to_unused()) return false;
+  PathAddresses next = paths_.path(active_path_).addresses;
+  next.local = new_local;
+  active_path_ =
+      paths_.add_and_validate(next, now, loss_.pto_duration(PacketNumberSpace::kApplication));
+  cc_->reset();
+  return true;
+}
+
+bool Connection::initiate_key_update() {
+  if (!handshake_confirmed_ || keys_.key_phase().update_pending() || !current_phase_acked_) {
+    return false;
+  }
+  if (!keys_.initiate_key_update()) return false;
+  packets_under_key_ = 0;
+  first_packet_in_phase_.reset();
+  current_phase_acked_ = false;
+  ++stats_.key_updates;
+  return true;
+}
+
+// --- Retry and Version Negotiation (client) -------------------------------------------------
+
+void Connection::handle_retry(Instant now, const wire::ParsedHeader& header,
+                              std::span<const uint8_t> packet) {
+  now_ = now;
+  // RFC 9000 §17.2.5.2: one Retry at most, and none once a server packet was
+  // processed; the integrity tag must verify against our first DCID.
+  if (role_ != wire::Role::kClient || retry_received_ || !peer_initial_scid_.empty() ||
+      state_ != ConnectionState::kHandshake || header.version != version_ ||
+      core_.retry_integrity == nullptr ||
+      !core_.retry_integrity->verify(version_, original_dcid_, packet)) {
+    ++stats_.packets_dropped;
+    return;
+  }
+  const wire::ConnectionId retry_scid = header.source_connection_id();
+  if (retry_scid == original_dcid_) {
+    ++stats_.packets_dropped;
+    return;
+  }
+  retry_received_ = true;
+  retry_scid_ = retry_scid;
+  initial_token_.assign(header.token.begin(), header.token.end());
+  initial_dcid_ = retry_scid;
+  peer_cids_.set_initial(retry_scid);
+  if (!keys_.install_initial_keys(retry_scid.span())) {
+    finish(CloseReason::kTransportError);
+    return;
+  }
+  // Everything sent in Initial packets goes again under the new keys; the
+  // packet numbers continue (§17.2.5.3).
+  Space& initial = space(PacketNumberSpace::kInitial);
+  if (tls_ != nullptr) {
+    const uint64_t end = tls_->pending_offset(EncryptionLevel::kInitial);
+    if (end != 0) initial.crypto_lost.insert(0, end);
+  }
+  initial.crypto_in_flight.clear();
+}
+
+void Connection::handle_version_negotiation(Instant now, std::span<const uint8_t> packet) {
+  now_ = now;
+  // RFC 9000 §6.2: ignored once anything else came from the server, or if it
+  // lists the version we use.
+  if (role_ != wire::Role::kClient || !peer_initial_scid_.empty() || retry_received_) return;
+  wire::VersionNegotiationPacket parsed;
+  if (wire::parse_version_negotiation(packet, parsed) != wire::WireError::kOk) return;
+  if (parsed.versions.contains(version_)) return;
+  close_reason_ = CloseReason::kVersionNegotiation;
+  finish(CloseReason::kVersionNegotiation);
+}
+
+}  // namespace dpquic::conn

@@ -1,0 +1,423 @@
+#pragma once
+// One QUIC connection, client or server (RFC 9000, 9001, 9002), sans-IO.
+//
+// The endpoint owns connections and calls them in this order (the drain
+// order, documented here once):
+//   1. handle_datagram(now, path, ecn, bytes) for every datagram routed to
+//      the connection, and handle_timeout(now) once next_timeout() <= now;
+//   2. application calls (open_stream, send, read, ...) at any time;
+//   3. poll_transmit(now, ...) until it builds no datagram, sending each
+//      burst before the next call;
+//   4. poll_event() until it returns false;
+//   5. next_timeout() to know when to come back (kNever: only input wakes it).
+// A connection whose is_finished() is true holds no state the peer can still
+// need and is freed by the endpoint.
+//
+// Nothing is allocated per packet: sent packets live in the core's ring pool,
+// received stream data in the core's block pool, frames to retransmit in a
+// per-connection record ring, ACK processing uses the core's XOR buffer.
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "crypto/connection_keys.h"
+#include "crypto/tls_session.h"
+#include "quic/conn/connection_config.h"
+#include "quic/conn/ecn_validator.h"
+#include "quic/conn/flow_control.h"
+#include "quic/conn/id_index.h"
+#include "quic/conn/local_cids.h"
+#include "quic/conn/path_validation.h"
+#include "quic/conn/peer_cids.h"
+#include "quic/conn/range_set.h"
+#include "quic/conn/receive_buffer.h"
+#include "quic/conn/receive_stream.h"
+#include "quic/conn/send_stream.h"
+#include "quic/conn/sent_frames.h"
+#include "quic/conn/slot_queue.h"
+#include "quic/conn/socket_address.h"
+#include "quic/conn/stream_id.h"
+#include "quic/conn/stream_limits.h"
+#include "quic/conn/transport_error.h"
+#include "quic/recovery/ack_tracker.h"
+#include "quic/recovery/congestion_controller.h"
+#include "quic/recovery/loss_detection.h"
+#include "quic/recovery/pacer.h"
+#include "quic/transmit/burst_builder.h"
+#include "quic/transmit/transmit_source.h"
+#include "quic/wire/frames.h"
+#include "quic/wire/header.h"
+#include "quic/wire/role.h"
+#include "quic/wire/transport_params.h"
+
+namespace dpquic::conn {
+
+enum class ConnectionState : uint8_t {
+  kHandshake,    // keys being agreed
+  kEstablished,  // handshake complete (a client confirms on HANDSHAKE_DONE)
+  kClosing,      // we sent CONNECTION_CLOSE; answer packets with it (§10.2.1)
+  kDraining,     // the peer closed; send nothing (§10.2.2)
+  kClosed,       // nothing left to do: free it
+};
+
+enum class ConnectionEventType : uint8_t {
+  kEstablished,
+  kStreamOpened,    // the peer opened a stream (it may not be readable yet)
+  kStreamReadable,  // data, FIN or a reset to read
+  kStreamWritable,  // flow-control or buffer room after a refused send
+  kStreamStopped,   // the peer sent STOP_SENDING (we reset the stream)
+  kDatagram,        // read_datagram() has a datagram
+  kClosed,          // the connection is gone; error_code/reason say why
+};
+
+enum class CloseReason : uint8_t {
+  kNone,
+  kLocalClose,      // the application closed
+  kPeerClose,       // the peer sent CONNECTION_CLOSE
+  kTransportError,  // we closed on a protocol error
+  kIdleTimeout,
+  kHandshakeTimeout,
+  kStatelessReset,
+  kVersionNegotiation,  // no common version
+};
+
+struct ConnectionEvent {
+  ConnectionEventType type = ConnectionEventType::kEstablished;
+  uint64_t stream_id = 0;
+  uint64_t error_code = 0;
+  CloseReason close_reason = CloseReason::kNone;
+  bool application_error = false;
+};
+
+// A server connection's start: what the endpoint learnt from the first
+// Initial (and a Retry token, if any).
+struct ServerStart {
+  uint32_t version = 0;
+  wire::ConnectionId client_dcid;    // DCID of the Initial being processed
+  wire::ConnectionId original_dcid;  // the client's very first DCID
+  wire::ConnectionId client_scid;
+  wire::ConnectionId local_cid;                  // ours, issued by the endpoint (sequence 0)
+  std::optional<wire::ConnectionId> retry_scid;  // when a Retry preceded
+  bool address_validated = false;                // a valid token came with the Initial
+};
+
+struct ConnectionStats {
+  uint64_t packets_sent = 0;
+  uint64_t packets_received = 0;
+  uint64_t packets_dropped = 0;  // undecryptable, duplicate, malformed
+  uint64_t packets_lost = 0;
+  uint64_t bytes_sent = 0;
+  uint64_t bytes_received = 0;
+  uint64_t stream_bytes_sent = 0;
+  uint64_t stream_bytes_received = 0;
+  uint64_t key_updates = 0;
+  uint64_t datagrams_dropped = 0;  // received DATAGRAM frames the queue had no room for
+};
+
+enum class SendResult : uint8_t {
+  kOk,
+  kBlocked,        // over the stream's send buffer: wait for kStreamWritable
+  kInvalidStream,  // unknown, receive-only, finished or reset stream
+  kClosed,         // the connection is closing
+};
+
+class Connection final : public transmit::TransmitSource, private recovery::LossEvents {
+ public:
+  Connection(CoreContext& core, const ConnectionConfig& config, wire::Role role,
+             CidRegistry& registry);
+  ~Connection() override;
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+
+  // --- Set-up ------------------------------------------------------------------
+  // Client: picks CIDs, writes the ClientHello (0-RTT if a ticket allows).
+  // False if TLS could not start (the connection is then closed).
+  bool start_client(Instant now, const PathAddresses& path, std::string_view server_name,
+                    uint32_t version);
+  // Server: the first Initial is then passed to handle_datagram as usual.
+  bool start_server(Instant now, const PathAddresses& path, const ServerStart& start);
+
+  // --- Input ---------------------------------------------------------------------
+  void handle_datagram(Instant now, const PathAddresses& path, transmit::EcnCodepoint ecn,
+                       std::span<uint8_t> datagram);
+  void handle_timeout(Instant now);
+
+  // --- Output --------------------------------------------------------------------
+  // Builds one burst for one path into `buffers`; `path` says where to send
+  // it. out.datagram_count == 0: nothing to send now.
+  transmit::BurstStatus poll_transmit(Instant now, transmit::BurstBuilder& builder,
+                                      const transmit::BurstBuffers& buffers,
+                                      transmit::BurstDescriptor& out, PathAddresses& path);
+  Instant next_timeout() const;
+  bool poll_event(ConnectionEvent& event);
+
+  // --- Application -----------------------------------------------------------------
+  std::optional<uint64_t> open_stream(StreamDirection direction);
+  SendResult send(uint64_t stream_id, transmit::Chunk chunk, bool fin);
+  // Bytes copied; `fin` once the whole stream was read. 0 with fin false:
+  // nothing readable now (or no such stream).
+  size_t read(uint64_t stream_id, std::span<uint8_t> out, bool& fin);
+  bool reset_stream(uint64_t stream_id, uint64_t error_code);
+  bool stop_sending(uint64_t stream_id, uint64_t error_code);
+  uint64_t stream_writable_bytes(uint64_t stream_id) const;
+  // Immediate close (RFC 9000 §10.2): CONNECTION_CLOSE, then closing state.
+  void close(Instant now, uint64_t error_code, bool application, const char* reason);
+  // RFC 9221: false if not negotiated, too large for a packet, or queue full.
+  bool send_datagram(std::span<const uint8_t> payload);
+  size_t read_datagram(std::span<uint8_t> out);
+  // Client: migrate to a new local address (RFC 9000 §9.2): probes it and
+  // moves there once validated.
+  bool migrate(Instant now, const SocketAddress& new_local);
+  // Client: start a key update now (tests; normally automatic).
+  bool initiate_key_update();
+
+  // --- State -------------------------------------------------------------------------
+  ConnectionState state() const { return state_; }
+  wire::Role role() const { return role_; }
+  bool is_established() const { return state_ == ConnectionState::kEstablished; }
+  bool is_finished() const { return state_ == ConnectionState::kClosed; }
+  bool handshake_confirmed() const { return handshake_confirmed_; }
+  bool address_validated() const;
+  uint32_t version() const { return version_; }
+  const ConnectionStats& stats() const { return stats_; }
+  const PathAddresses& active_path() const { return paths_.path(active_path_).addresses; }
+  const crypto::TlsSession* tls() const { return tls_.get(); }
+  const crypto::ConnectionKeys& keys() const { return keys_; }
+  const recovery::LossDetection& recovery() const { return loss_; }
+  const recovery::CongestionController& congestion() const { return *cc_; }
+  const wire::TransportParameters& peer_parameters() const { return peer_params_; }
+  CloseReason close_reason() const { return close_reason_; }
+  uint64_t close_error_code() const { return close_error_code_; }
+  // The NEW_TOKEN the server issued in this connection (client side).
+  bool received_new_token() const { return received_new_token_; }
+  bool used_zero_rtt() const { return zero_rtt_accepted_; }
+  // The CID a client uses as the first DCID (for tests and logging).
+  const wire::ConnectionId& original_dcid() const { return original_dcid_; }
+  size_t open_stream_count() const { return stream_count_; }
+
+  // For the endpoint: a Retry for this client connection (checked here).
+  void handle_retry(Instant now, const wire::ParsedHeader& header, std::span<const uint8_t> packet);
+  // For the endpoint: a datagram no connection owns arrived on our path; if
+  // it ends in one of the peer's stateless reset tokens the connection
+  // drains (RFC 9000 §10.3.1). Returns whether it did.
+  bool check_stateless_reset(Instant now, std::span<const uint8_t> datagram);
+  // For the endpoint: a Version Negotiation packet for this client.
+  void handle_version_negotiation(Instant now, std::span<const uint8_t> packet);
+
+ private:
+  struct Stream;
+  struct Space {
+    explicit Space(const recovery::AckTrackerConfig& config) : acks(config) {}
+    recovery::AckTracker acks;
+    uint64_t next_packet_number = 0;
+    std::unique_ptr<ReceiveBuffer> crypto_receive;
+    RangeSet crypto_lost;
+    RangeSet crypto_in_flight;
+    bool discarded = false;
+    // Within one burst: an ACK was already written, probes written so far.
+    bool ack_in_burst = false;
+    size_t probes_in_burst = 0;
+  };
+  struct PendingPacket {  // between write_frames and on_packet_sent
+    uint32_t frames = 0;
+    bool ack_written = false;
+    bool probe = false;
+  };
+
+  // connection.cc: set-up, TLS, transport parameters, events.
+  void init_common(Instant now, const PathAddresses& path);
+  bool set_local_parameters(const wire::TransportParameters& params);
+  void advance_tls(Instant now);
+  void on_handshake_complete(Instant now);
+  void on_handshake_confirmed(Instant now);
+  bool apply_peer_parameters(Instant now);
+  void discard_space(Instant now, wire::PacketNumberSpace space);
+  void push_event(const ConnectionEvent& event);
+  void push_stream_event(Stream& stream, ConnectionEventType type);
+
+  // connection_receive.cc
+  void process_packet(Instant now, uint32_t path_id, transmit::EcnCodepoint ecn,
+                      std::span<uint8_t> packet, const wire::ParsedHeader& header,
+                      std::span<uint8_t> datagram);
+  TransportError process_frames(Instant now, uint32_t path_id, wire::PacketType type,
+                                std::span<const uint8_t> payload, bool& ack_eliciting,
+                                bool& probing_only);
+  TransportError on_frame(Instant now, uint32_t path_id, wire::PacketType type,
+                          const wire::Frame& frame);
+  TransportError on_crypto_frame(Instant now, crypto::EncryptionLevel level,
+                                 const wire::CryptoFrame& frame);
+  TransportError on_stream_frame(Instant now, const wire::StreamFrame& frame);
+  TransportError on_reset_stream(const wire::ResetStreamFrame& frame);
+  TransportError on_stop_sending(const wire::StopSendingFrame& frame);
+  TransportError on_max_stream_data(const wire::StreamDataLimitFrame& frame);
+  TransportError on_ack_frame(Instant now, wire::PacketNumberSpace space, const wire::Frame& frame);
+  // Finds or (for the peer's ids) implicitly opens a stream.
+  TransportError stream_for_frame(uint64_t id, bool needs_send, bool needs_receive,
+                                  Stream*& stream);
+  void on_new_path(Instant now, uint32_t path_id, bool non_probing, uint64_t packet_number);
+  bool detect_stateless_reset(std::span<const uint8_t> datagram);
+
+  // connection_transmit.cc: TransmitSource.
+  bool next_packet(crypto::EncryptionLevel level, const transmit::SendAllowance& allowance,
+                   transmit::PacketHeader& header) override;
+  transmit::PacketContents write_frames(crypto::EncryptionLevel level,
+                                        transmit::PacketPayloadWriter& writer,
+                                        const transmit::SendAllowance& allowance) override;
+  void on_packet_sent(const transmit::SentPacketInfo& packet) override;
+  bool level_wants_to_send(crypto::EncryptionLevel level, bool ack_eliciting_allowed) const;
+  bool application_wants_to_send(bool ack_eliciting_allowed) const;
+  void write_crypto_frames(crypto::EncryptionLevel level, transmit::PacketPayloadWriter& writer,
+                           transmit::PacketContents& contents);
+  void write_control_frames(transmit::PacketPayloadWriter& writer,
+                            transmit::PacketContents& contents);
+  void write_stream_frames(transmit::PacketPayloadWriter& writer,
+                           transmit::PacketContents& contents);
+  bool write_close_frame(crypto::EncryptionLevel level, wire::ByteWriter& writer);
+  void schedule_stream(Stream& stream);
+  void account_consumed(Stream& stream);
+
+  // connection_recovery.cc: acknowledgments, losses, timers, closing.
+  void on_packet_acked(wire::PacketNumberSpace space, uint64_t packet_number,
+                       const recovery::SentPacket& packet) override;
+  void on_packet_lost(wire::PacketNumberSpace space, uint64_t packet_number,
+                      const recovery::SentPacket& packet) override;
+  void on_frame_acked(wire::PacketNumberSpace space, const SentFrame& frame);
+  void on_frame_lost(wire::PacketNumberSpace space, const SentFrame& frame);
+  void enter_closing(Instant now, const TransportError& error, bool application,
+                     uint64_t application_code);
+  void enter_draining(Instant now, CloseReason reason, uint64_t code, bool application);
+  void finish(CloseReason reason);
+  void reset_idle_timer(Instant now);
+  void maybe_update_keys();
+  Duration closing_period() const;
+  void free_stream_if_done(Stream& stream);
+
+  Stream* find_stream(uint64_t id) const;
+  Stream& create_stream(uint64_t id);
+  Space& space(wire::PacketNumberSpace s) { return spaces_[static_cast<size_t>(s)]; }
+  const Space& space(wire::PacketNumberSpace s) const { return spaces_[static_cast<size_t>(s)]; }
+  uint64_t now_us(Instant now) const { return now / 1000; }
+
+  CoreContext& core_;
+  const ConnectionConfig& config_;
+  const wire::Role role_;
+  CidRegistry& registry_;
+  ConnectionState state_ = ConnectionState::kHandshake;
+  uint32_t version_ = 0;
+  uint32_t original_version_ = 0;
+
+  // Keys and TLS.
+  crypto::ConnectionKeys keys_;
+  std::unique_ptr<crypto::TlsSession> tls_;
+  bool handshake_complete_ = false;
+  bool handshake_confirmed_ = false;
+  bool peer_params_applied_ = false;
+  bool zero_rtt_accepted_ = false;
+  bool handshake_done_pending_ = false;
+  bool new_token_pending_ = false;
+  bool received_new_token_ = false;
+  bool initial_discarded_ = false;
+  bool handshake_packet_received_ = false;
+  std::string server_name_;
+  std::vector<uint8_t> initial_token_;  // client: token for its Initials
+  wire::TransportParameters local_params_;
+  wire::TransportParameters peer_params_;
+
+  // Connection IDs.
+  wire::ConnectionId original_dcid_;      // client: first DCID; server: the client's
+  wire::ConnectionId initial_dcid_;       // client: DCID of the current Initial keys
+  wire::ConnectionId peer_initial_scid_;  // the SCID of the peer's first Initial
+  std::optional<wire::ConnectionId> retry_scid_;
+  bool retry_received_ = false;
+  LocalConnectionIds local_cids_;
+  PeerConnectionIds peer_cids_;
+
+  // Paths.
+  PathTable paths_;
+  uint32_t active_path_ = 0;
+  uint32_t burst_path_ = 0;              // the path the burst being built is for
+  bool peer_address_validated_ = false;  // server: the client's address
+  uint64_t largest_non_probing_pn_ = 0;
+
+  // Recovery.
+  std::unique_ptr<recovery::CongestionController> cc_;
+  recovery::LossDetection loss_;
+  recovery::Pacer pacer_;
+  EcnValidator ecn_;
+  std::array<Space, 3> spaces_;
+  SentFrameLog sent_frames_;
+  std::array<PendingPacket, transmit::kMaxPacketsPerBurst> pending_{};
+  size_t pending_count_ = 0;
+  size_t pending_sent_ = 0;
+  Instant now_ = 0;  // during poll_transmit
+
+  // Flow control and streams.
+  ReceiveWindow receive_window_;
+  uint64_t received_total_ = 0;  // sum of the streams' highest offsets
+  uint64_t consumed_total_ = 0;
+  SendCredit send_credit_;
+  StreamLimits stream_limits_;
+  IdIndex stream_index_;
+  std::vector<std::unique_ptr<Stream>> stream_slots_;
+  std::vector<uint32_t> free_stream_slots_;
+  size_t stream_count_ = 0;
+  // Round-robin of streams with something to send (slot numbers).
+  SlotQueue send_queue_;
+  bool max_data_pending_ = false;
+
+  // DATAGRAM frames (RFC 9221): copied in at send and at receive.
+  struct QueuedDatagram {
+    std::array<uint8_t, 1200> bytes;
+    uint16_t length;
+  };
+  std::vector<QueuedDatagram> datagrams_out_;
+  size_t datagrams_out_head_ = 0, datagrams_out_count_ = 0;
+  std::vector<QueuedDatagram> datagrams_in_;
+  size_t datagrams_in_head_ = 0, datagrams_in_count_ = 0;
+
+  // Events for the application (a ring; stream events are deduplicated).
+  std::vector<ConnectionEvent> events_;
+  size_t events_head_ = 0, events_count_ = 0;
+
+  // Timers and closing.
+  Instant idle_deadline_ = kNever;
+  Instant handshake_deadline_ = kNever;
+  Instant close_deadline_ = kNever;  // end of the closing or draining period
+  Instant last_ack_eliciting_sent_ = 0;
+  bool ack_eliciting_since_receive_ = false;
+  TransportError close_error_;
+  bool close_application_ = false;
+  uint64_t close_application_code_ = 0;
+  bool close_frame_pending_ = false;
+  uint32_t closing_packets_received_ = 0;
+  CloseReason close_reason_ = CloseReason::kNone;
+  uint64_t close_error_code_ = 0;
+  Duration idle_timeout_ = 0;
+
+  // Key update.
+  uint64_t packets_under_key_ = 0;
+  bool key_update_requested_ = false;
+  std::optional<uint64_t> first_packet_in_phase_;  // our first packet of the current write phase
+  bool current_phase_acked_ = false;
+
+  // Receive-path scratch state.
+  std::span<const uint8_t> current_packet_dcid_;
+  PathAddresses pending_path_addresses_;  // of a datagram from an unknown address
+  size_t pending_path_datagram_size_ = 0;
+  uint64_t acked_in_frame_ = 0;
+  uint64_t ecn_marked_in_frame_ = 0;
+  bool close_event_pushed_ = false;
+  Instant pacing_deadline_ = kNever;
+  wire::ConnectionId local_initial_cid_;  // our SCID in long headers
+
+  ConnectionStats stats_;
+};
+
+}  // namespace dpquic::conn

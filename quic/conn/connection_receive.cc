@@ -1,0 +1,548 @@
+// The receive path: splitting coalesced packets, removing packet protection,
+// and dispatching frames (RFC 9000 §12, §19; RFC 9001 §5).
+
+#include <algorithm>
+#include <cstring>
+
+#include "crypto/aead_burst.h"
+#include "crypto/header_protection.h"
+#include "quic/conn/connection.h"
+#include "quic/conn/connection_stream.h"
+#include "quic/wire/frame_codec.h"
+#include "quic/wire/frame_validity.h"
+
+namespace dpquic::conn {
+
+using crypto::EncryptionLevel;
+using wire::FrameType;
+using wire::PacketNumberSpace;
+using wire::PacketType;
+using wire::TransportErrorCode;
+
+namespace {
+
+constexpr uint32_t kUnknownPath = UINT32_MAX;
+
+EncryptionLevel level_of_packet(PacketType type) {
+  switch (type) {
+    case PacketType::kInitial: return EncryptionLevel::kInitial;
+    case PacketType::kZeroRtt: return EncryptionLevel::kEarlyData;
+    case PacketType::kHandshake: return EncryptionLevel::kHandshake;
+    default: return EncryptionLevel::kApplication;
+  }
+}
+
+TransportError from_wire(wire::WireError error, const char* reason, uint64_t frame_type = 0) {
+  const auto code = wire::transport_error_code(error);
+  return transport_error(code ? *code : TransportErrorCode::kProtocolViolation, reason, frame_type);
+}
+
+}  // namespace
+
+void Connection::handle_datagram(Instant now, const PathAddresses& path, transmit::EcnCodepoint ecn,
+                                 std::span<uint8_t> datagram) {
+  now_ = now;
+  if (state_ == ConnectionState::kClosed || state_ == ConnectionState::kDraining) return;
+  stats_.bytes_received += datagram.size();
+
+  uint32_t path_id = kUnknownPath;
+  pending_path_addresses_ = path;
+  pending_path_datagram_size_ = datagram.size();
+  if (const auto known = paths_.find(path)) {
+    path_id = *known;
+    PathState& state = paths_.path(path_id);
+    state.bytes_received += datagram.size();  // every byte counts (RFC 9000 §8.1)
+    if (!state.validated) loss_.set_amplification_blocked(now, false);
+  }
+
+  if (state_ == ConnectionState::kClosing) {
+    // RFC 9000 §10.2.1: answer with CONNECTION_CLOSE, less and less often.
+    ++closing_packets_received_;
+    if ((closing_packets_received_ & (closing_packets_received_ - 1)) == 0) {
+      close_frame_pending_ = true;
+    }
+    return;
+  }
+
+  const size_t cid_length = local_cids_.any_active().size();
+  size_t offset = 0;
+  std::span<const uint8_t> first_dcid;
+  while (offset < datagram.size() && state_ != ConnectionState::kClosed &&
+         state_ != ConnectionState::kDraining) {
+    std::span<uint8_t> rest = datagram.subspan(offset);
+    wire::ParsedHeader header;
+    if (wire::parse_packet_header(rest, cid_length, header) != wire::WireError::kOk ||
+        !header.has_packet_number()) {
+      ++stats_.packets_dropped;
+      break;
+    }
+    // RFC 9000 §12.2: coalesced packets with another DCID are dropped.
+    if (offset == 0) {
+      first_dcid = header.dcid;
+    } else if (header.dcid.size() != first_dcid.size() ||
+               !std::equal(header.dcid.begin(), header.dcid.end(), first_dcid.begin())) {
+      ++stats_.packets_dropped;
+      offset += header.packet_size;
+      continue;
+    }
+    process_packet(now, path_id, ecn, rest.first(header.packet_size), header, datagram);
+    offset += header.packet_size;
+  }
+}
+
+void Connection::process_packet(Instant now, uint32_t path_id, transmit::EcnCodepoint ecn,
+                                std::span<uint8_t> packet, const wire::ParsedHeader& header,
+                                std::span<uint8_t> datagram) {
+  const EncryptionLevel level = level_of_packet(header.type);
+  const PacketNumberSpace space_id = wire::packet_number_space(header.type);
+  Space& sp = space(space_id);
+  auto drop = [this] { ++stats_.packets_dropped; };
+
+  if (header.long_header && header.version != version_) return drop();
+  if (role_ == wire::Role::kClient) {
+    if (header.type == PacketType::kZeroRtt) return drop();
+    if (wire::check_server_initial_token(header) != wire::WireError::kOk) return drop();
+  }
+  if (sp.discarded) return drop();
+  // Packets from an unknown address: only 1-RTT after confirmation may
+  // migrate the connection (RFC 9000 §9); everything else is dropped.
+  if (path_id == kUnknownPath && (header.type != PacketType::kOneRtt || !handshake_confirmed_)) {
+    return drop();
+  }
+
+  const crypto::HeaderProtectionKey* hp = keys_.read_header_protection(level);
+  if (hp == nullptr) return drop();
+  std::span<const uint8_t> sample;
+  if (wire::header_protection_sample(packet, header, sample) != wire::WireError::kOk) {
+    return drop();
+  }
+  crypto::HeaderProtectionMask mask;
+  if (!crypto::compute_mask(*core_.mb, *hp, sample.data(), mask)) return drop();
+  if (crypto::remove_header_protection(packet, header.packet_number_offset, mask) == 0) {
+    return drop();
+  }
+  wire::PacketNumberFields fields;
+  const std::optional<uint64_t> largest =
+      sp.acks.has_received() ? std::optional<uint64_t>(sp.acks.largest_received()) : std::nullopt;
+  const wire::WireError pn_error =
+      wire::decode_packet_number_fields(packet, header, largest, fields);
+  if (pn_error == wire::WireError::kDrop) return drop();
+  const bool reserved_bits_error = pn_error == wire::WireError::kProtocolViolation;
+
+  const crypto::ReadKeySelection selection =
+      keys_.select_read_key(level, fields.key_phase, fields.packet_number, now);
+  if (selection.key == nullptr) return drop();
+  std::span<uint8_t> body = packet.subspan(fields.payload_offset, fields.payload_size);
+  if (body.size() < crypto::kAeadTagLength) return drop();
+  crypto::OpenOp op;
+  op.key = selection.key;
+  op.packet_number = fields.packet_number;
+  op.header = packet.first(fields.payload_offset);
+  op.ciphertext = body;
+  op.out = body.first(body.size() - crypto::kAeadTagLength);
+  if (crypto::open(*core_.mb, op) != crypto::PacketStatus::kOk) {
+    if (!header.long_header && detect_stateless_reset(datagram)) {
+      enter_draining(now, CloseReason::kStatelessReset, 0, false);
+      return;
+    }
+    drop();
+    if (!keys_.on_authentication_failure(tls_ && tls_->cipher_suite()
+                                             ? *tls_->cipher_suite()
+                                             : crypto::CipherSuite::kAes128Gcm)) {
+      enter_closing(now,
+                    transport_error(TransportErrorCode::kAeadLimitReached,
+                                    "too many packets failed authentication"),
+                    false, 0);
+    }
+    return;
+  }
+  if (level == EncryptionLevel::kApplication &&
+      !keys_.on_packet_opened(level, selection.generation, fields.packet_number, now,
+                              loss_.pto_duration(PacketNumberSpace::kApplication))) {
+    enter_closing(
+        now,
+        keys_.key_update_error()
+            ? transport_error(TransportErrorCode::kKeyUpdateError, "key update error")
+            : transport_error(TransportErrorCode::kInternalError, "key derivation failed"),
+        false, 0);
+    return;
+  }
+  if (reserved_bits_error) {
+    enter_closing(now, transport_error(TransportErrorCode::kProtocolViolation, "reserved bits set"),
+                  false, 0);
+    return;
+  }
+  if (sp.acks.is_duplicate(fields.packet_number)) return drop();
+
+  // First packet of the peer: a client learns the server's CID (§7.2).
+  if (role_ == wire::Role::kClient && header.type == PacketType::kInitial &&
+      peer_initial_scid_.empty()) {
+    peer_initial_scid_ = header.source_connection_id();
+    peer_cids_.set_initial(peer_initial_scid_);
+  }
+  if (role_ == wire::Role::kServer && header.type == PacketType::kHandshake) {
+    // RFC 9000 §8.1: a Handshake packet validates the client's address;
+    // RFC 9001 §4.9.1: the server drops Initial keys on the first one.
+    peer_address_validated_ = true;
+    if (path_id != kUnknownPath) paths_.path(path_id).validated = true;
+    discard_space(now, PacketNumberSpace::kInitial);
+  }
+
+  const std::span<const uint8_t> payload = op.out;
+  current_packet_dcid_ = header.dcid;
+  bool ack_eliciting = false;
+  bool probing_only = true;
+  if (payload.empty()) {
+    enter_closing(now,
+                  transport_error(TransportErrorCode::kProtocolViolation, "packet without frames"),
+                  false, 0);
+    return;
+  }
+  const uint32_t frame_path = path_id == kUnknownPath ? active_path_ : path_id;
+  if (TransportError error =
+          process_frames(now, frame_path, header.type, payload, ack_eliciting, probing_only)) {
+    enter_closing(now, error, false, 0);
+    return;
+  }
+  if (state_ == ConnectionState::kClosed || state_ == ConnectionState::kDraining) return;
+  (void)sp.acks.on_packet_received(now, fields.packet_number, ack_eliciting,
+                                   static_cast<uint8_t>(ecn));
+  ++stats_.packets_received;
+  reset_idle_timer(now);
+  ack_eliciting_since_receive_ = false;
+
+  if (header.type == PacketType::kOneRtt) {
+    const bool largest_so_far = fields.packet_number >= largest_non_probing_pn_;
+    if (path_id == kUnknownPath) {
+      on_new_path(now, UINT32_MAX, !probing_only && largest_so_far, fields.packet_number);
+    } else if (path_id != active_path_ && !probing_only && largest_so_far &&
+               role_ == wire::Role::kServer) {
+      // The peer moved back to (or on to) a known path.
+      active_path_ = path_id;
+    }
+    if (!probing_only && largest_so_far) largest_non_probing_pn_ = fields.packet_number;
+  }
+  (void)datagram;
+}
+
+void Connection::on_new_path(Instant now, uint32_t, bool non_probing, uint64_t) {
+  // Server side: the client migrated or its NAT rebound (RFC 9000 §9.3).
+  // The path is validated before it carries more than 3x what it received;
+  // congestion state starts afresh on it (§9.4).
+  if (role_ != wire::Role::kServer ||
+      local_params_.has(wire::TransportParameter::kDisableActiveMigration)) {
+    return;
+  }
+  const PathAddresses& addresses = pending_path_addresses_;
+  const uint32_t id =
+      paths_.add_and_validate(addresses, now, loss_.pto_duration(PacketNumberSpace::kApplication));
+  paths_.path(id).bytes_received += pending_path_datagram_size_;
+  if (non_probing) {
+    active_path_ = id;
+    cc_->reset();
+    ecn_.reset_for_new_path();
+    // Use a fresh CID towards the peer when it has given us one (§9.5).
+    (void)peer_cids_.switch_to_unused();
+  }
+}
+
+bool Connection::check_stateless_reset(Instant now, std::span<const uint8_t> datagram) {
+  if (state_ == ConnectionState::kClosed || state_ == ConnectionState::kDraining ||
+      !detect_stateless_reset(datagram)) {
+    return false;
+  }
+  enter_draining(now, CloseReason::kStatelessReset, 0, false);
+  return true;
+}
+
+bool Connection::detect_stateless_reset(std::span<const uint8_t> datagram) {
+  // RFC 9000 §10.3.1: the last 16 bytes of a datagram that fails to decrypt.
+  if (datagram.size() < 21) return false;
+  return peer_cids_.is_stateless_reset(datagram.last(16));
+}
+
+TransportError Connection::process_frames(Instant now, uint32_t path_id, PacketType type,
+                                          std::span<const uint8_t> payload, bool& ack_eliciting,
+                                          bool& probing_only) {
+  wire::FrameDecoder decoder(payload);
+  wire::Frame frame;
+  while (!decoder.done()) {
+    const wire::WireError error = decoder.next(frame);
+    if (error != wire::WireError::kOk) return from_wire(error, "malformed frame");
+    if (wire::check_frame_allowed(frame.type, type, role_) != wire::WireError::kOk) {
+      return transport_error(TransportErrorCode::kProtocolViolation,
+                             "frame not allowed in this packet type",
+                             static_cast<uint64_t>(frame.type));
+    }
+    if (wire::is_ack_eliciting(frame.type)) ack_eliciting = true;
+    if (!wire::is_probing(frame.type)) probing_only = false;
+    if (TransportError failure = on_frame(now, path_id, type, frame)) return failure;
+    if (state_ == ConnectionState::kDraining || state_ == ConnectionState::kClosed ||
+        state_ == ConnectionState::kClosing) {
+      break;
+    }
+  }
+  return {};
+}
+
+TransportError Connection::on_frame(Instant now, uint32_t path_id, PacketType type,
+                                    const wire::Frame& frame) {
+  const uint64_t frame_type = static_cast<uint64_t>(frame.type);
+  switch (frame.type) {
+    case FrameType::kPadding:
+    case FrameType::kPing:
+    case FrameType::kDataBlocked:
+    case FrameType::kStreamsBlockedBidi:
+    case FrameType::kStreamsBlockedUni: return {};
+    case FrameType::kAck:
+    case FrameType::kAckEcn: return on_ack_frame(now, wire::packet_number_space(type), frame);
+    case FrameType::kCrypto: {
+      const EncryptionLevel level = type == PacketType::kInitial ? EncryptionLevel::kInitial
+                                    : type == PacketType::kHandshake
+                                        ? EncryptionLevel::kHandshake
+                                        : EncryptionLevel::kApplication;
+      return on_crypto_frame(now, level, frame.crypto);
+    }
+    case FrameType::kStream: return on_stream_frame(now, frame.stream);
+    case FrameType::kResetStream: return on_reset_stream(frame.reset_stream);
+    case FrameType::kStopSending: return on_stop_sending(frame.stop_sending);
+    case FrameType::kMaxStreamData: return on_max_stream_data(frame.max_stream_data);
+    case FrameType::kStreamDataBlocked: {
+      Stream* stream = nullptr;
+      return stream_for_frame(frame.stream_data_blocked.stream_id, false, true, stream);
+    }
+    case FrameType::kMaxData: {
+      const uint64_t before = send_credit_.available();
+      send_credit_.on_max_data(frame.max_data.maximum_data);
+      if (before == 0 && send_credit_.available() != 0) {
+        for (auto& slot : stream_slots_) {
+          if (slot && slot->send && slot->send->wants_to_send(send_credit_.available())) {
+            schedule_stream(*slot);
+          }
+        }
+      }
+      return {};
+    }
+    case FrameType::kMaxStreamsBidi:
+      return stream_limits_.on_max_streams(StreamDirection::kBidirectional,
+                                           frame.max_streams.maximum_streams);
+    case FrameType::kMaxStreamsUni:
+      return stream_limits_.on_max_streams(StreamDirection::kUnidirectional,
+                                           frame.max_streams.maximum_streams);
+    case FrameType::kNewConnectionId:
+      if (peer_cids_.active().empty()) {
+        return transport_error(TransportErrorCode::kProtocolViolation,
+                               "NEW_CONNECTION_ID to a zero-length CID user", frame_type);
+      }
+      return peer_cids_.on_new_connection_id(frame.new_connection_id);
+    case FrameType::kRetireConnectionId:
+      return local_cids_.on_retire(frame.retire_connection_id.sequence_number,
+                                   current_packet_dcid_);
+    case FrameType::kPathChallenge:
+      paths_.on_path_challenge(path_id, frame.path_challenge.data);
+      return {};
+    case FrameType::kPathResponse:
+      if (const auto validated = paths_.on_path_response(frame.path_response.data)) {
+        if (role_ == wire::Role::kServer && *validated == active_path_) {
+          peer_address_validated_ = true;
+        }
+      }
+      return {};
+    case FrameType::kConnectionCloseTransport:
+    case FrameType::kConnectionCloseApplication:
+      enter_draining(now, CloseReason::kPeerClose, frame.connection_close.error_code,
+                     frame.type == FrameType::kConnectionCloseApplication);
+      return {};
+    case FrameType::kHandshakeDone: on_handshake_confirmed(now); return {};
+    case FrameType::kNewToken:
+      if (frame.new_token.token.empty()) {
+        return transport_error(TransportErrorCode::kFrameEncodingError, "empty NEW_TOKEN",
+                               frame_type);
+      }
+      if (core_.client_tokens != nullptr) {
+        core_.client_tokens->store(server_name_, frame.new_token.token);
+      }
+      received_new_token_ = true;
+      return {};
+    case FrameType::kDatagram: {
+      // RFC 9221 §3: the limit covers the whole frame, type and length too.
+      const uint64_t limit = config_.transport.max_datagram_frame_size;
+      const uint64_t length = frame.datagram.data.size();
+      const uint64_t frame_size =
+          1 + length + (frame.datagram.has_length ? wire::varint_length(length) : 0);
+      if (limit == 0 || frame_size > limit) {
+        return transport_error(TransportErrorCode::kProtocolViolation,
+                               "DATAGRAM not negotiated or too large", frame_type);
+      }
+      if (datagrams_in_count_ == datagrams_in_.size() ||
+          frame.datagram.data.size() > sizeof(QueuedDatagram::bytes)) {
+        ++stats_.datagrams_dropped;  // unreliable by definition (RFC 9221 §5)
+        return {};
+      }
+      QueuedDatagram& slot =
+          datagrams_in_[(datagrams_in_head_ + datagrams_in_count_) % datagrams_in_.size()];
+      std::memcpy(slot.bytes.data(), frame.datagram.data.data(), frame.datagram.data.size());
+      slot.length = static_cast<uint16_t>(frame.datagram.data.size());
+      ++datagrams_in_count_;
+      ConnectionEvent event;
+      event.type = ConnectionEventType::kDatagram;
+      push_event(event);
+      return {};
+    }
+    case FrameType::kAckFrequency:
+    case FrameType::kImmediateAck:
+      // We never advertise min_ack_delay, so the peer must not send these.
+      return transport_error(TransportErrorCode::kProtocolViolation,
+                             "ack frequency was not negotiated", frame_type);
+  }
+  return transport_error(TransportErrorCode::kFrameEncodingError, "unknown frame", frame_type);
+}
+
+TransportError Connection::on_ack_frame(Instant now, PacketNumberSpace space_id,
+                                        const wire::Frame& frame) {
+  acked_in_frame_ = 0;
+  const bool has_ecn = frame.type == FrameType::kAckEcn;
+  const wire::WireError error = loss_.on_ack_received(now, space_id, frame.ack, has_ecn, *this);
+  if (error != wire::WireError::kOk) {
+    return from_wire(error, "ACK of a packet never sent", static_cast<uint64_t>(frame.type));
+  }
+  if (acked_in_frame_ != 0) {
+    (void)ecn_.on_ack(space_id, ecn_marked_in_frame_, has_ecn ? &frame.ack.ecn : nullptr);
+  }
+  ecn_marked_in_frame_ = 0;
+  return {};
+}
+
+TransportError Connection::on_crypto_frame(Instant now, EncryptionLevel level,
+                                           const wire::CryptoFrame& frame) {
+  Space& sp = space(space_of_level(level));
+  if (sp.discarded || tls_ == nullptr) return {};
+  const uint64_t limit = sp.crypto_receive->read_offset() + config_.max_crypto_buffer;
+  switch (sp.crypto_receive->insert(frame.offset, frame.data, limit)) {
+    case ReceiveResult::kOk: break;
+    case ReceiveResult::kExceedsLimit:
+    case ReceiveResult::kTooFragmented:
+      // quiche CVE-2024-1765: CRYPTO data far ahead is refused, not stored.
+      return transport_error(TransportErrorCode::kCryptoBufferExceeded,
+                             "CRYPTO data beyond the buffer", 0x06);
+    case ReceiveResult::kOutOfMemory:
+      return transport_error(TransportErrorCode::kInternalError, "receive buffers exhausted", 0x06);
+  }
+  bool provided = false;
+  for (std::span<const uint8_t> piece = sp.crypto_receive->readable(); !piece.empty();
+       piece = sp.crypto_receive->readable()) {
+    if (!tls_->provide_handshake_data(level, piece)) {
+      return transport_error(static_cast<TransportErrorCode>(tls_->error_code()),
+                             "TLS refused handshake data", 0x06);
+    }
+    sp.crypto_receive->consume(piece.size());
+    provided = true;
+  }
+  if (provided) advance_tls(now);
+  return {};
+}
+
+TransportError Connection::stream_for_frame(uint64_t id, bool needs_send, bool needs_receive,
+                                            Stream*& stream) {
+  stream = nullptr;
+  if ((needs_send && !local_can_send(id, role_)) ||
+      (needs_receive && !local_can_receive(id, role_))) {
+    return transport_error(TransportErrorCode::kStreamStateError,
+                           "frame for the wrong direction of a stream");
+  }
+  stream = find_stream(id);
+  if (stream != nullptr) return {};
+  if (is_local(id, role_)) {
+    if (!stream_limits_.local_stream_opened(id)) {
+      return transport_error(TransportErrorCode::kStreamStateError,
+                             "frame for a stream we never opened");
+    }
+    return {};  // finished and freed: late frames are ignored
+  }
+  std::optional<uint64_t> first_new;
+  if (TransportError error = stream_limits_.on_peer_stream(id, first_new)) return error;
+  if (!first_new) return {};  // opened earlier and already freed
+  for (uint64_t opened = *first_new; opened <= id; opened += 4) {
+    Stream& created = create_stream(opened);
+    push_stream_event(created, ConnectionEventType::kStreamOpened);
+  }
+  stream = find_stream(id);
+  return {};
+}
+
+TransportError Connection::on_stream_frame(Instant, const wire::StreamFrame& frame) {
+  Stream* stream = nullptr;
+  if (TransportError error = stream_for_frame(frame.stream_id, false, true, stream)) {
+    error.frame_type = 0x08;
+    return error;
+  }
+  if (stream == nullptr) return {};
+  uint64_t newly = 0;
+  if (TransportError error =
+          stream->receive->on_stream_frame(frame.offset, frame.data, frame.fin, newly)) {
+    return error;
+  }
+  if (newly != 0) {
+    received_total_ += newly;
+    stats_.stream_bytes_received += newly;
+    if (!receive_window_.on_received(received_total_)) {
+      return transport_error(TransportErrorCode::kFlowControlError,
+                             "connection flow control limit exceeded", 0x08);
+    }
+  }
+  account_consumed(*stream);  // data discarded after STOP_SENDING
+  if (stream->receive->readable()) push_stream_event(*stream, ConnectionEventType::kStreamReadable);
+  return {};
+}
+
+TransportError Connection::on_reset_stream(const wire::ResetStreamFrame& frame) {
+  Stream* stream = nullptr;
+  if (TransportError error = stream_for_frame(frame.stream_id, false, true, stream)) return error;
+  if (stream == nullptr) return {};
+  uint64_t newly = 0;
+  if (TransportError error =
+          stream->receive->on_reset_stream(frame.application_error_code, frame.final_size, newly)) {
+    return error;
+  }
+  if (newly != 0) {
+    received_total_ += newly;
+    if (!receive_window_.on_received(received_total_)) {
+      return transport_error(TransportErrorCode::kFlowControlError,
+                             "connection flow control limit exceeded", 0x04);
+    }
+  }
+  account_consumed(*stream);
+  push_stream_event(*stream, ConnectionEventType::kStreamReadable);
+  return {};
+}
+
+TransportError Connection::on_stop_sending(const wire::StopSendingFrame& frame) {
+  Stream* stream = nullptr;
+  if (TransportError error = stream_for_frame(frame.stream_id, true, false, stream)) return error;
+  if (stream == nullptr) return {};
+  if (!stream->send->stop_sending_received()) {
+    stream->send->on_stop_sending(frame.application_error_code);
+    schedule_stream(*stream);
+    ConnectionEvent event;
+    event.type = ConnectionEventType::kStreamStopped;
+    event.stream_id = stream->id;
+    event.error_code = frame.application_error_code;
+    push_event(event);
+  }
+  return {};
+}
+
+TransportError Connection::on_max_stream_data(const wire::StreamDataLimitFrame& frame) {
+  Stream* stream = nullptr;
+  if (TransportError error = stream_for_frame(frame.stream_id, true, false, stream)) return error;
+  if (stream == nullptr) return {};
+  stream->send->on_max_stream_data(frame.maximum_stream_data);
+  if (stream->send->wants_to_send(send_credit_.available())) schedule_stream(*stream);
+  if (stream->write_blocked && stream->send->writable_bytes() != 0) {
+    stream->write_blocked = false;
+    push_stream_event(*stream, ConnectionEventType::kStreamWritable);
+  }
+  return {};
+}
+
+}  // namespace dpquic::conn

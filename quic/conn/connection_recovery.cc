@@ -1,0 +1,303 @@
+// Acknowledgments and losses of sent frames, timers, key updates, and the
+// closing and draining states (RFC 9000 §10, §13.3; RFC 9001 §6).
+
+#include <algorithm>
+
+#include "quic/conn/connection.h"
+#include "quic/conn/connection_stream.h"
+
+namespace dpquic::conn {
+
+using crypto::EncryptionLevel;
+using wire::PacketNumberSpace;
+
+void Connection::on_packet_acked(PacketNumberSpace space_id, uint64_t packet_number,
+                                 const recovery::SentPacket& packet) {
+  ++acked_in_frame_;
+  if (ecn_.state() != EcnValidator::State::kFailed) ++ecn_marked_in_frame_;
+  if (space_id == PacketNumberSpace::kApplication && first_packet_in_phase_ &&
+      packet_number >= *first_packet_in_phase_) {
+    current_phase_acked_ = true;
+  }
+  sent_frames_.consume(packet.frames,
+                       [&](const SentFrame& frame) { on_frame_acked(space_id, frame); });
+}
+
+void Connection::on_packet_lost(PacketNumberSpace space_id, uint64_t,
+                                const recovery::SentPacket& packet) {
+  ++stats_.packets_lost;
+  sent_frames_.consume(packet.frames,
+                       [&](const SentFrame& frame) { on_frame_lost(space_id, frame); });
+}
+
+void Connection::on_frame_acked(PacketNumberSpace space_id, const SentFrame& frame) {
+  switch (frame.type) {
+    case SentFrameType::kAck: space(space_id).acks.on_ack_frame_acknowledged(frame.offset); break;
+    case SentFrameType::kStream:
+      if (Stream* stream = find_stream(frame.stream_id); stream && stream->send) {
+        stream->send->on_stream_frame_acked(
+            StreamFrameRecord{frame.offset, frame.length, frame.fin});
+        if (stream->write_blocked && stream->send->writable_bytes() != 0) {
+          stream->write_blocked = false;
+          push_stream_event(*stream, ConnectionEventType::kStreamWritable);
+        }
+        free_stream_if_done(*stream);
+      }
+      break;
+    case SentFrameType::kCrypto: {
+      Space& sp = space(space_id);
+      if (sp.discarded || tls_ == nullptr) break;
+      sp.crypto_in_flight.remove(frame.offset, frame.offset + frame.length);
+      sp.crypto_lost.remove(frame.offset, frame.offset + frame.length);
+      const auto level = static_cast<EncryptionLevel>(frame.stream_id);
+      uint64_t keep_from = tls_->pending_offset(level);
+      if (!sp.crypto_in_flight.empty())
+        keep_from = std::min(keep_from, sp.crypto_in_flight.front().begin);
+      if (!sp.crypto_lost.empty()) keep_from = std::min(keep_from, sp.crypto_lost.front().begin);
+      tls_->release_acknowledged(level, keep_from);
+      break;
+    }
+    case SentFrameType::kResetStream:
+      if (Stream* stream = find_stream(frame.stream_id); stream && stream->send) {
+        stream->send->on_reset_frame_acked();
+        free_stream_if_done(*stream);
+      }
+      break;
+    case SentFrameType::kRetireConnectionId: peer_cids_.on_retire_frame_acked(frame.offset); break;
+    default: break;
+  }
+}
+
+void Connection::on_frame_lost(PacketNumberSpace space_id, const SentFrame& frame) {
+  Stream* stream = nullptr;
+  switch (frame.type) {
+    case SentFrameType::kStream:
+      if ((stream = find_stream(frame.stream_id)) && stream->send) {
+        stream->send->on_stream_frame_lost(
+            StreamFrameRecord{frame.offset, frame.length, frame.fin});
+        schedule_stream(*stream);
+      }
+      break;
+    case SentFrameType::kCrypto: {
+      Space& sp = space(space_id);
+      if (sp.discarded) break;
+      sp.crypto_in_flight.remove(frame.offset, frame.offset + frame.length);
+      sp.crypto_lost.insert(frame.offset, frame.offset + frame.length);
+      break;
+    }
+    case SentFrameType::kMaxData:
+      receive_window_.on_update_lost(frame.offset);
+      if (receive_window_.update_due()) max_data_pending_ = true;
+      break;
+    case SentFrameType::kMaxStreamData:
+      if ((stream = find_stream(frame.stream_id)) && stream->receive) {
+        stream->receive->window().on_update_lost(frame.offset);
+        if (stream->receive->window().update_due()) schedule_stream(*stream);
+      }
+      break;
+    case SentFrameType::kMaxStreamsBidi:
+      stream_limits_.on_max_streams_lost(StreamDirection::kBidirectional, frame.offset);
+      break;
+    case SentFrameType::kMaxStreamsUni:
+      stream_limits_.on_max_streams_lost(StreamDirection::kUnidirectional, frame.offset);
+      break;
+    case SentFrameType::kResetStream:
+      if ((stream = find_stream(frame.stream_id)) && stream->send) {
+        stream->send->on_reset_frame_lost();
+        schedule_stream(*stream);
+      }
+      break;
+    case SentFrameType::kStopSending:
+      if ((stream = find_stream(frame.stream_id)) && stream->receive) {
+        stream->receive->on_stop_sending_lost();
+        schedule_stream(*stream);
+      }
+      break;
+    case SentFrameType::kStreamDataBlocked:
+      if ((stream = find_stream(frame.stream_id)) && stream->send) {
+        stream->send->on_blocked_frame_lost();
+      }
+      break;
+    case SentFrameType::kNewConnectionId: local_cids_.on_new_cid_frame_lost(frame.offset); break;
+    case SentFrameType::kRetireConnectionId: peer_cids_.on_retire_frame_lost(frame.offset); break;
+    case SentFrameType::kHandshakeDone: handshake_done_pending_ = true; break;
+    case SentFrameType::kNewToken: new_token_pending_ = true; break;
+    case SentFrameType::kPathChallenge:
+      paths_.on_challenge_lost(static_cast<uint32_t>(frame.stream_id));
+      break;
+    default: break;
+  }
+}
+
+// --- Timers -------------------------------------------------------------------------------------
+
+Instant Connection::next_timeout() const {
+  if (state_ == ConnectionState::kClosed) return kNever;
+  if (state_ == ConnectionState::kClosing || state_ == ConnectionState::kDraining) {
+    return close_deadline_;
+  }
+  Instant deadline = std::min({idle_deadline_, handshake_deadline_, loss_.timer(), pacing_deadline_,
+                               paths_.next_deadline()});
+  for (const Space& sp : spaces_) {
+    if (!sp.discarded) deadline = std::min(deadline, sp.acks.ack_deadline());
+  }
+  return deadline;
+}
+
+void Connection::handle_timeout(Instant now) {
+  now_ = now;
+  if (state_ == ConnectionState::kClosed) return;
+  if (state_ == ConnectionState::kClosing || state_ == ConnectionState::kDraining) {
+    if (now >= close_deadline_) finish(close_reason_);
+    return;
+  }
+  if (now >= idle_deadline_) {
+    // RFC 9000 §10.1: the connection is silently closed.
+    close_reason_ = CloseReason::kIdleTimeout;
+    finish(CloseReason::kIdleTimeout);
+    return;
+  }
+  if (now >= handshake_deadline_ && !handshake_complete_) {
+    close_reason_ = CloseReason::kHandshakeTimeout;
+    finish(CloseReason::kHandshakeTimeout);
+    return;
+  }
+  if (pacing_deadline_ <= now) pacing_deadline_ = kNever;
+  if (loss_.timer() <= now) {
+    loss_.on_timeout(now, *this);
+    // A probe of the handshake spaces carries the unacknowledged CRYPTO data
+    // again rather than a bare PING, so a lost flight is repaired in one PTO.
+    for (const PacketNumberSpace s : {PacketNumberSpace::kInitial, PacketNumberSpace::kHandshake}) {
+      Space& sp = space(s);
+      if (sp.discarded || loss_.probes_pending(s) == 0) continue;
+      for (const RangeSet::Range& range : sp.crypto_in_flight.ranges()) {
+        sp.crypto_lost.insert(range.begin, range.end);
+      }
+      sp.crypto_in_flight.clear();
+    }
+  }
+  std::array<uint32_t, PathTable::kMaxPaths> failed;
+  size_t failed_count = 0;
+  paths_.on_timeout(now, failed, failed_count);
+  for (size_t i = 0; i < failed_count; ++i) {
+    if (failed[i] != active_path_) continue;
+    // The active path failed validation: go back to a validated one.
+    bool found = false;
+    for (uint32_t id = 0; id < PathTable::kMaxPaths; ++id) {
+      if (paths_.path(id).in_use && paths_.path(id).validated && id != failed[i]) {
+        active_path_ = id;
+        found = true;
+        break;
+      }
+    }
+    if (!found) {
+      enter_closing(
+          now, transport_error(wire::TransportErrorCode::kNoViablePath, "path validation failed"),
+          false, 0);
+      return;
+    }
+  }
+}
+
+void Connection::reset_idle_timer(Instant now) {
+  if (idle_timeout_ == 0) {
+    idle_deadline_ = kNever;
+    return;
+  }
+  // RFC 9000 §10.1: at least three PTOs, so probes get a chance.
+  const Duration pto = loss_.pto_duration(PacketNumberSpace::kApplication);
+  idle_deadline_ = now + std::max<Duration>(idle_timeout_, 3 * pto);
+}
+
+Duration Connection::closing_period() const {
+  return 3 * loss_.pto_duration(PacketNumberSpace::kApplication);
+}
+
+void Connection::maybe_update_keys() {
+  if (!handshake_confirmed_ || tls_ == nullptr) return;
+  uint64_t limit = config_.key_update_interval_packets;
+  if (const auto suite = tls_->cipher_suite()) {
+    // Stay well inside the AEAD confidentiality limit (RFC 9001 §6.6).
+    const uint64_t aead_limit = crypto::aead_confidentiality_limit(*suite);
+    if (aead_limit != UINT64_MAX)
+      limit = limit == 0 ? aead_limit / 2 : std::min(limit, aead_limit / 2);
+  }
+  if (limit != 0 && packets_under_key_ >= limit) (void)initiate_key_update();
+}
+
+// --- Closing
+// --------------------------------------------------------------------------------------
+
+void Connection::close(Instant now, uint64_t error_code, bool application, const char* reason) {
+  now_ = now;
+  if (state_ == ConnectionState::kHandshake &&
+      keys_.write_keys(EncryptionLevel::kInitial) == nullptr &&
+      keys_.write_keys(EncryptionLevel::kHandshake) == nullptr &&
+      keys_.write_keys(EncryptionLevel::kApplication) == nullptr) {
+    finish(CloseReason::kLocalClose);
+    return;
+  }
+  close_reason_ = CloseReason::kLocalClose;
+  enter_closing(now,
+                transport_error(application ? wire::TransportErrorCode::kApplicationError
+                                            : static_cast<wire::TransportErrorCode>(error_code),
+                                reason),
+                application, error_code);
+}
+
+void Connection::enter_closing(Instant now, const TransportError& error, bool application,
+                               uint64_t application_code) {
+  if (state_ == ConnectionState::kClosing || state_ == ConnectionState::kDraining ||
+      state_ == ConnectionState::kClosed) {
+    return;
+  }
+  state_ = ConnectionState::kClosing;
+  close_error_ = error;
+  close_application_ = application;
+  close_application_code_ = application_code;
+  close_frame_pending_ = true;
+  close_deadline_ = now + closing_period();
+  if (close_reason_ == CloseReason::kNone) close_reason_ = CloseReason::kTransportError;
+  close_error_code_ = application ? application_code : static_cast<uint64_t>(error.code);
+  ConnectionEvent event;
+  event.type = ConnectionEventType::kClosed;
+  event.error_code = close_error_code_;
+  event.close_reason = close_reason_;
+  event.application_error = application;
+  push_event(event);
+  close_event_pushed_ = true;
+}
+
+void Connection::enter_draining(Instant now, CloseReason reason, uint64_t code, bool application) {
+  if (state_ == ConnectionState::kDraining || state_ == ConnectionState::kClosed) return;
+  const bool was_closing = state_ == ConnectionState::kClosing;
+  state_ = ConnectionState::kDraining;
+  close_deadline_ = now + closing_period();
+  if (was_closing) return;  // the close we started stands as the reason
+  close_reason_ = reason;
+  close_error_code_ = code;
+  ConnectionEvent event;
+  event.type = ConnectionEventType::kClosed;
+  event.error_code = code;
+  event.close_reason = reason;
+  event.application_error = application;
+  push_event(event);
+  close_event_pushed_ = true;
+}
+
+void Connection::finish(CloseReason reason) {
+  if (state_ == ConnectionState::kClosed) return;
+  state_ = ConnectionState::kClosed;
+  if (close_reason_ == CloseReason::kNone) close_reason_ = reason;
+  if (!close_event_pushed_) {
+    ConnectionEvent event;
+    event.type = ConnectionEventType::kClosed;
+    event.error_code = close_error_code_;
+    event.close_reason = close_reason_;
+    push_event(event);
+    close_event_pushed_ = true;
+  }
+  local_cids_.unregister_all();
+}
+
+}  // namespace dpquic::conn

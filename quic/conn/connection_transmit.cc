@@ -1,0 +1,538 @@
+// The send path: the connection as the burst builder's TransmitSource
+// (see quic/transmit/transmit_source.h), frame priorities and scheduling.
+//
+// Frame order within a packet: CONNECTION_CLOSE alone when closing; else
+// ACK, path validation, CRYPTO (lost ranges first), connection-level control
+// frames, then streams round-robin (each stream's control frames before its
+// data), DATAGRAMs, and a PING when a probe carried nothing ack-eliciting.
+
+#include <algorithm>
+#include <cstring>
+
+#include "quic/conn/connection.h"
+#include "quic/conn/connection_stream.h"
+#include "quic/wire/frame_codec.h"
+
+namespace dpquic::conn {
+
+using crypto::EncryptionLevel;
+using wire::PacketNumberSpace;
+using wire::PacketType;
+
+namespace {
+
+bool encode(wire::ByteWriter& writer, const wire::Frame& frame) {
+  return wire::encode_frame(writer, frame);
+}
+
+}  // namespace
+
+transmit::BurstStatus Connection::poll_transmit(Instant now, transmit::BurstBuilder& builder,
+                                                const transmit::BurstBuffers& buffers,
+                                                transmit::BurstDescriptor& out,
+                                                PathAddresses& path) {
+  now_ = now;
+  out.datagram_count = 0;
+  pacing_deadline_ = kNever;
+  if (state_ == ConnectionState::kClosed || state_ == ConnectionState::kDraining) {
+    return transmit::BurstStatus::kOk;
+  }
+  if (state_ == ConnectionState::kClosing && !close_frame_pending_) {
+    return transmit::BurstStatus::kOk;
+  }
+  maybe_update_keys();
+
+  // A path other than the active one with validation frames owed gets a
+  // burst of its own (RFC 9000 §8.2: responses go out on the path the
+  // challenge came from).
+  burst_path_ = active_path_;
+  if (state_ != ConnectionState::kClosing) {
+    for (uint32_t id = 0; id < PathTable::kMaxPaths; ++id) {
+      if (id == active_path_ || !paths_.path(id).in_use) continue;
+      if (paths_.response_due(id) || paths_.challenge_due(id)) {
+        burst_path_ = id;
+        break;
+      }
+    }
+  }
+  path = paths_.path(burst_path_).addresses;
+
+  transmit::BurstBuffers lent = buffers;
+  const uint64_t peer_max = peer_params_.max_udp_payload_size;
+  if (peer_max >= wire::kMinInitialDatagramSize && peer_max < lent.segment_size) {
+    lent.segment_size = static_cast<size_t>(peer_max);
+  }
+
+  transmit::BurstParams params;
+  params.path_id = burst_path_;
+  params.ecn = ecn_.codepoint_to_send();
+  params.amplification_budget = paths_.amplification_budget(burst_path_);
+  const uint64_t cwnd = cc_->congestion_window();
+  const uint64_t in_flight = loss_.bytes_in_flight();
+  params.congestion_budget = cwnd > in_flight ? cwnd - in_flight : 0;
+  bool probing = false;
+  for (int s = 0; s < wire::kPacketNumberSpaceCount; ++s) {
+    if (loss_.probes_pending(static_cast<PacketNumberSpace>(s)) != 0) probing = true;
+  }
+  if (probing || state_ == ConnectionState::kClosing) params.congestion_budget = UINT64_MAX;
+
+  pacer_.update(cwnd, loss_.rtt().smoothed_rtt(), lent.segment_size);
+  size_t allowed = pacer_.datagrams_allowed(now);
+  if (allowed == 0) {
+    // ACKs, probes and closes are not held back by pacing.
+    bool urgent = probing || state_ == ConnectionState::kClosing;
+    for (const Space& sp : spaces_) {
+      if (!sp.discarded && sp.acks.ack_required(now)) urgent = true;
+    }
+    if (!urgent) {
+      pacing_deadline_ = pacer_.next_send_time(now);
+      return transmit::BurstStatus::kOk;
+    }
+    allowed = 1;
+  }
+  params.max_datagrams = std::min(allowed, lent.datagrams.size());
+
+  pending_count_ = 0;
+  pending_sent_ = 0;
+  for (Space& sp : spaces_) {
+    sp.ack_in_burst = false;
+    sp.probes_in_burst = 0;
+  }
+  const transmit::BurstStatus status = builder.build(*this, lent, params, out);
+  pending_count_ = 0;
+  pending_sent_ = 0;
+  if (status == transmit::BurstStatus::kSealFailed) {
+    enter_closing(now, transport_error(wire::TransportErrorCode::kInternalError, "sealing failed"),
+                  false, 0);
+    return status;
+  }
+  const uint64_t total = out.total_bytes();
+  if (total != 0) {
+    pacer_.on_datagram_sent(total);
+    paths_.path(burst_path_).bytes_sent += total;
+    stats_.bytes_sent += total;
+    if (state_ == ConnectionState::kClosing) close_frame_pending_ = false;
+  }
+  if (role_ == wire::Role::kServer && !paths_.path(burst_path_).validated &&
+      paths_.amplification_budget(burst_path_) < wire::kMinInitialDatagramSize) {
+    loss_.set_amplification_blocked(now, true);
+  }
+  return status;
+}
+
+bool Connection::next_packet(EncryptionLevel level, const transmit::SendAllowance& allowance,
+                             transmit::PacketHeader& header) {
+  const crypto::PacketKeys* keys = keys_.write_keys(level);
+  if (keys == nullptr) return false;
+  const PacketNumberSpace space_id = space_of_level(level);
+  Space& sp = space(space_id);
+  if (sp.discarded) return false;
+  if (level == EncryptionLevel::kEarlyData &&
+      keys_.write_keys(EncryptionLevel::kApplication) != nullptr) {
+    return false;  // 1-RTT keys supersede 0-RTT
+  }
+  if (state_ == ConnectionState::kClosing) {
+    // One CONNECTION_CLOSE, at the highest level the peer can read.
+    const EncryptionLevel close_level =
+        handshake_confirmed_ || (keys_.write_keys(EncryptionLevel::kApplication) != nullptr &&
+                                 keys_.write_keys(EncryptionLevel::kHandshake) == nullptr)
+            ? EncryptionLevel::kApplication
+        : keys_.write_keys(EncryptionLevel::kHandshake) != nullptr ? EncryptionLevel::kHandshake
+                                                                   : EncryptionLevel::kInitial;
+    if (level != close_level || !close_frame_pending_) return false;
+  } else if (!level_wants_to_send(level, allowance.ack_eliciting)) {
+    return false;
+  }
+
+  header.keys = keys;
+  const std::optional<uint64_t> largest_acked = loss_.largest_acked(space_id);
+  if (level == EncryptionLevel::kApplication) {
+    header.long_header = false;
+    wire::ShortHeaderFields fields;
+    fields.dcid = peer_cids_.active().span();
+    fields.packet_number = sp.next_packet_number;
+    fields.largest_acked = largest_acked;
+    fields.key_phase = keys_.write_key_phase();
+    header.short_fields = fields;
+  } else {
+    header.long_header = true;
+    wire::LongHeaderFields fields;
+    fields.version = version_;
+    fields.type = level == EncryptionLevel::kInitial     ? PacketType::kInitial
+                  : level == EncryptionLevel::kEarlyData ? PacketType::kZeroRtt
+                                                         : PacketType::kHandshake;
+    fields.dcid = peer_cids_.active().span();
+    fields.scid = local_initial_cid_.span();
+    if (level == EncryptionLevel::kInitial && role_ == wire::Role::kClient) {
+      fields.token = initial_token_;
+    }
+    fields.packet_number = sp.next_packet_number;
+    fields.largest_acked = largest_acked;
+    header.long_fields = fields;
+  }
+  return true;
+}
+
+bool Connection::level_wants_to_send(EncryptionLevel level, bool ack_eliciting_allowed) const {
+  const PacketNumberSpace space_id = space_of_level(level);
+  const Space& sp = space(space_id);
+  if (level != EncryptionLevel::kEarlyData) {
+    if (!sp.ack_in_burst && sp.acks.ack_required(now_)) return true;
+    if (sp.probes_in_burst < loss_.probes_pending(space_id)) return true;
+  }
+  if (!ack_eliciting_allowed) return false;
+  if (level == EncryptionLevel::kEarlyData) {
+    return !send_queue_.empty() || datagrams_out_count_ != 0;
+  }
+  if (tls_ != nullptr &&
+      (!tls_->pending_handshake_data(level).empty() || !sp.crypto_lost.empty())) {
+    return true;
+  }
+  if (level == EncryptionLevel::kApplication) return application_wants_to_send(true);
+  return false;
+}
+
+bool Connection::application_wants_to_send(bool ack_eliciting_allowed) const {
+  if (!ack_eliciting_allowed) return false;
+  if (paths_.response_due(burst_path_) || paths_.challenge_due(burst_path_)) return true;
+  if (burst_path_ != active_path_) return false;
+  return handshake_done_pending_ || new_token_pending_ || max_data_pending_ ||
+         receive_window_.update_due() ||
+         stream_limits_.max_streams_due(StreamDirection::kBidirectional) ||
+         stream_limits_.max_streams_due(StreamDirection::kUnidirectional) ||
+         stream_limits_.streams_blocked_due(StreamDirection::kBidirectional) ||
+         stream_limits_.streams_blocked_due(StreamDirection::kUnidirectional) ||
+         local_cids_.new_cid_frame_due() || peer_cids_.retire_frame_due() ||
+         send_credit_.blocked_frame_due() || datagrams_out_count_ != 0 || !send_queue_.empty();
+}
+
+transmit::PacketContents Connection::write_frames(EncryptionLevel level,
+                                                  transmit::PacketPayloadWriter& writer,
+                                                  const transmit::SendAllowance& allowance) {
+  transmit::PacketContents contents;
+  const PacketNumberSpace space_id = space_of_level(level);
+  Space& sp = space(space_id);
+  wire::ByteWriter& frames = writer.frames();
+  sent_frames_.begin_packet();
+  PendingPacket pending;
+
+  if (state_ == ConnectionState::kClosing) {
+    if (write_close_frame(level, frames)) contents.connection_close = true;
+  } else {
+    if (level != EncryptionLevel::kEarlyData && sp.acks.has_received() && !sp.ack_in_burst &&
+        (sp.acks.has_ack_to_send() || sp.acks.ack_required(now_))) {
+      const uint64_t largest = sp.acks.largest_received();
+      if (sp.acks.write_ack_frame(frames, now_) != 0) {
+        pending.ack_written = true;
+        sp.ack_in_burst = true;
+        sent_frames_.add(SentFrame{.offset = largest, .type = SentFrameType::kAck});
+      }
+    }
+    const bool probe =
+        level != EncryptionLevel::kEarlyData && sp.probes_in_burst < loss_.probes_pending(space_id);
+    if (allowance.ack_eliciting || probe) {
+      const size_t before = writer.written();
+      if (level == EncryptionLevel::kEarlyData) {
+        write_stream_frames(writer, contents);
+      } else {
+        if (level == EncryptionLevel::kApplication) {
+          if (paths_.response_due(burst_path_) && paths_.write_path_response(burst_path_, frames)) {
+            contents.needs_initial_padding = true;  // RFC 9000 §8.2.2: 1200 bytes
+          }
+          if (paths_.challenge_due(burst_path_) &&
+              paths_.write_path_challenge(burst_path_, frames)) {
+            paths_.on_challenge_sent(burst_path_);
+            sent_frames_.add(
+                SentFrame{.stream_id = burst_path_, .type = SentFrameType::kPathChallenge});
+            contents.needs_initial_padding = true;  // RFC 9000 §8.2.1
+          }
+        }
+        write_crypto_frames(level, writer, contents);
+        if (level == EncryptionLevel::kApplication && burst_path_ == active_path_) {
+          write_control_frames(writer, contents);
+          write_stream_frames(writer, contents);
+        }
+      }
+      const bool wrote_eliciting = writer.written() != before;
+      if (probe && !wrote_eliciting) {
+        wire::Frame ping;
+        ping.type = wire::FrameType::kPing;
+        (void)encode(frames, ping);
+      }
+      if (writer.written() != before) {
+        contents.ack_eliciting = true;
+        contents.in_flight = true;
+        pending.probe = probe;
+        if (probe) ++sp.probes_in_burst;
+      }
+    }
+  }
+  if (writer.written() == 0) {
+    sent_frames_.abandon_packet();
+    return contents;
+  }
+  if (level == EncryptionLevel::kInitial &&
+      (role_ == wire::Role::kClient || contents.ack_eliciting)) {
+    contents.needs_initial_padding = true;  // RFC 9000 §14.1
+  }
+  pending.frames = sent_frames_.end_packet();
+  pending_[pending_count_++] = pending;
+  ++sp.next_packet_number;
+  return contents;
+}
+
+void Connection::write_crypto_frames(EncryptionLevel level, transmit::PacketPayloadWriter& writer,
+                                     transmit::PacketContents&) {
+  if (tls_ == nullptr || level == EncryptionLevel::kEarlyData) return;
+  Space& sp = space(space_of_level(level));
+  wire::ByteWriter& frames = writer.frames();
+  // Lost (or probed) ranges first.
+  while (!sp.crypto_lost.empty()) {
+    const RangeSet::Range range = sp.crypto_lost.front();
+    const uint64_t room = wire::max_crypto_data_length(frames.remaining(), range.begin);
+    if (room == 0) return;
+    const uint64_t length = std::min(room, range.end - range.begin);
+    const auto data = tls_->sent_handshake_data(level, range.begin, static_cast<size_t>(length));
+    if (data.empty()) {  // already acknowledged and released
+      sp.crypto_lost.remove(range.begin, range.begin + length);
+      continue;
+    }
+    if (!wire::encode_crypto_frame(frames, wire::CryptoFrame{range.begin, data})) return;
+    sp.crypto_lost.remove(range.begin, range.begin + length);
+    sp.crypto_in_flight.insert(range.begin, range.begin + length);
+    sent_frames_.add(SentFrame{.stream_id = static_cast<uint64_t>(level),
+                               .offset = range.begin,
+                               .length = static_cast<uint32_t>(length),
+                               .type = SentFrameType::kCrypto});
+  }
+  for (;;) {
+    const auto pending = tls_->pending_handshake_data(level);
+    if (pending.empty()) return;
+    const uint64_t offset = tls_->pending_offset(level);
+    const uint64_t room = wire::max_crypto_data_length(frames.remaining(), offset);
+    if (room == 0) return;
+    const size_t length = static_cast<size_t>(std::min<uint64_t>(room, pending.size()));
+    if (!wire::encode_crypto_frame(frames, wire::CryptoFrame{offset, pending.first(length)})) {
+      return;
+    }
+    tls_->consume(level, length);
+    sp.crypto_in_flight.insert(offset, offset + length);
+    sent_frames_.add(SentFrame{.stream_id = static_cast<uint64_t>(level),
+                               .offset = offset,
+                               .length = static_cast<uint32_t>(length),
+                               .type = SentFrameType::kCrypto});
+  }
+}
+
+void Connection::write_control_frames(transmit::PacketPayloadWriter& writer,
+                                      transmit::PacketContents&) {
+  wire::ByteWriter& frames = writer.frames();
+  wire::Frame frame;
+  if (handshake_done_pending_) {
+    frame.type = wire::FrameType::kHandshakeDone;
+    if (encode(frames, frame)) {
+      handshake_done_pending_ = false;
+      sent_frames_.add(SentFrame{.type = SentFrameType::kHandshakeDone});
+    }
+  }
+  if (new_token_pending_ && core_.address_tokens != nullptr) {
+    std::array<uint8_t, crypto::kMaxAddressTokenLength> token;
+    std::array<uint8_t, SocketAddress::kEncodedMax> address;
+    const size_t address_length = paths_.path(active_path_).addresses.remote.encode(address);
+    const size_t length = core_.address_tokens->issue(crypto::AddressTokenType::kNewToken,
+                                                      {address.data(), address_length},
+                                                      original_dcid_, now_us(now_), token);
+    if (length != 0) {
+      frame.type = wire::FrameType::kNewToken;
+      frame.new_token.token = {token.data(), length};
+      if (encode(frames, frame)) {
+        new_token_pending_ = false;
+        sent_frames_.add(SentFrame{.type = SentFrameType::kNewToken});
+      }
+    } else {
+      new_token_pending_ = false;
+    }
+  }
+  if (max_data_pending_ || receive_window_.update_due()) {
+    const uint64_t limit = receive_window_.next_limit();
+    frame.type = wire::FrameType::kMaxData;
+    frame.max_data.maximum_data = limit;
+    if (encode(frames, frame)) {
+      receive_window_.on_update_sent(limit);
+      max_data_pending_ = false;
+      sent_frames_.add(SentFrame{.offset = limit, .type = SentFrameType::kMaxData});
+    }
+  }
+  for (const StreamDirection direction :
+       {StreamDirection::kBidirectional, StreamDirection::kUnidirectional}) {
+    const bool bidi = direction == StreamDirection::kBidirectional;
+    if (stream_limits_.max_streams_due(direction)) {
+      const uint64_t value = stream_limits_.next_max_streams(direction);
+      frame.type = bidi ? wire::FrameType::kMaxStreamsBidi : wire::FrameType::kMaxStreamsUni;
+      frame.max_streams.maximum_streams = value;
+      if (encode(frames, frame)) {
+        stream_limits_.on_max_streams_sent(direction, value);
+        sent_frames_.add(SentFrame{
+            .offset = value,
+            .type = bidi ? SentFrameType::kMaxStreamsBidi : SentFrameType::kMaxStreamsUni});
+      }
+    }
+    if (stream_limits_.streams_blocked_due(direction)) {
+      frame.type =
+          bidi ? wire::FrameType::kStreamsBlockedBidi : wire::FrameType::kStreamsBlockedUni;
+      frame.streams_blocked.maximum_streams = stream_limits_.streams_blocked_value(direction);
+      if (encode(frames, frame)) stream_limits_.on_streams_blocked_sent(direction);
+    }
+  }
+  uint64_t sequence = 0;
+  while (local_cids_.new_cid_frame_due() && local_cids_.write_new_cid_frame(frames, sequence)) {
+    sent_frames_.add(SentFrame{.offset = sequence, .type = SentFrameType::kNewConnectionId});
+  }
+  while (peer_cids_.retire_frame_due() && peer_cids_.write_retire_frame(frames, sequence)) {
+    sent_frames_.add(SentFrame{.offset = sequence, .type = SentFrameType::kRetireConnectionId});
+  }
+  if (send_credit_.blocked_frame_due()) {
+    frame.type = wire::FrameType::kDataBlocked;
+    frame.data_blocked.maximum_data = send_credit_.limit();
+    if (encode(frames, frame)) send_credit_.on_blocked_frame_sent();
+  }
+  while (datagrams_out_count_ != 0) {
+    const QueuedDatagram& queued = datagrams_out_[datagrams_out_head_];
+    frame.type = wire::FrameType::kDatagram;
+    frame.datagram.data = {queued.bytes.data(), queued.length};
+    frame.datagram.has_length = true;
+    if (!encode(frames, frame)) break;  // next packet
+    datagrams_out_head_ = (datagrams_out_head_ + 1) % datagrams_out_.size();
+    --datagrams_out_count_;
+  }
+}
+
+void Connection::write_stream_frames(transmit::PacketPayloadWriter& writer,
+                                     transmit::PacketContents&) {
+  wire::ByteWriter& frames = writer.frames();
+  // Each stream at the front gets the rest of the packet, then goes to the
+  // back of the queue if it still has data: round-robin per packet.
+  size_t visits = send_queue_.size();
+  while (visits-- != 0 && !send_queue_.empty() && writer.remaining() > 8) {
+    const uint32_t slot = send_queue_.front();
+    send_queue_.pop();
+    Stream* stream = stream_slots_[slot].get();
+    if (stream == nullptr) continue;
+    stream->in_send_queue = false;
+    wire::Frame frame;
+    if (stream->receive) {
+      ReceiveStream& receive = *stream->receive;
+      if (receive.window().update_due()) {
+        const uint64_t limit = receive.window().next_limit();
+        frame.type = wire::FrameType::kMaxStreamData;
+        frame.max_stream_data = {stream->id, limit};
+        if (encode(frames, frame)) {
+          receive.window().on_update_sent(limit);
+          sent_frames_.add(SentFrame{
+              .stream_id = stream->id, .offset = limit, .type = SentFrameType::kMaxStreamData});
+        }
+      }
+      if (receive.stop_sending_due()) {
+        frame.type = wire::FrameType::kStopSending;
+        frame.stop_sending = {stream->id, receive.stop_sending_error()};
+        if (encode(frames, frame)) {
+          receive.on_stop_sending_sent();
+          sent_frames_.add(SentFrame{.stream_id = stream->id, .type = SentFrameType::kStopSending});
+        }
+      }
+    }
+    if (stream->send) {
+      SendStream& send = *stream->send;
+      if (send.reset_frame_due() && send.write_reset_frame(frames)) {
+        sent_frames_.add(SentFrame{.stream_id = stream->id, .type = SentFrameType::kResetStream});
+      }
+      if (send.blocked_frame_due() && send.write_blocked_frame(frames)) {
+        sent_frames_.add(
+            SentFrame{.stream_id = stream->id, .type = SentFrameType::kStreamDataBlocked});
+      }
+      StreamFrameRecord record;
+      uint64_t new_bytes = 0;
+      while (send.write_stream_frame(writer, send_credit_.available(), record, new_bytes)) {
+        send_credit_.on_sent(new_bytes);
+        stats_.stream_bytes_sent += new_bytes;
+        sent_frames_.add(SentFrame{.stream_id = stream->id,
+                                   .offset = record.offset,
+                                   .length = record.length,
+                                   .type = SentFrameType::kStream,
+                                   .fin = record.fin});
+        if (writer.remaining() <= 8) break;
+      }
+      if (stream->write_blocked && send.writable_bytes() != 0) {
+        stream->write_blocked = false;
+        push_stream_event(*stream, ConnectionEventType::kStreamWritable);
+      }
+    }
+    const bool more = (stream->send && stream->send->wants_to_send(send_credit_.available())) ||
+                      (stream->receive && (stream->receive->window().update_due() ||
+                                           stream->receive->stop_sending_due()));
+    if (more) {
+      schedule_stream(*stream);
+    } else {
+      free_stream_if_done(*stream);
+    }
+  }
+}
+
+bool Connection::write_close_frame(EncryptionLevel level, wire::ByteWriter& writer) {
+  wire::Frame frame;
+  // RFC 9000 §10.2.3: an application close in Initial or Handshake packets
+  // becomes a transport close with APPLICATION_ERROR and no reason.
+  const bool application_visible = level == EncryptionLevel::kApplication;
+  if (close_application_ && application_visible) {
+    frame.type = wire::FrameType::kConnectionCloseApplication;
+    frame.connection_close.error_code = close_application_code_;
+  } else {
+    frame.type = wire::FrameType::kConnectionCloseTransport;
+    frame.connection_close.error_code =
+        close_application_ ? static_cast<uint64_t>(wire::TransportErrorCode::kApplicationError)
+                           : static_cast<uint64_t>(close_error_.code);
+    frame.connection_close.frame_type = close_application_ ? 0 : close_error_.frame_type;
+  }
+  const char* reason = close_error_.reason != nullptr ? close_error_.reason : "";
+  size_t reason_length = std::strlen(reason);
+  if (close_application_ && !application_visible) reason_length = 0;
+  reason_length = std::min<size_t>(reason_length, 64);
+  frame.connection_close.reason_phrase = {reinterpret_cast<const uint8_t*>(reason), reason_length};
+  if (encode(writer, frame)) return true;
+  frame.connection_close.reason_phrase = {};
+  return encode(writer, frame);
+}
+
+void Connection::on_packet_sent(const transmit::SentPacketInfo& info) {
+  const PendingPacket pending = pending_[pending_sent_++];
+  const PacketNumberSpace space_id = space_of_level(info.level);
+  Space& sp = space(space_id);
+  recovery::SentPacket record;
+  record.time_sent = now_;
+  record.frames = pending.frames;
+  record.size = static_cast<uint16_t>(info.size);
+  record.ack_eliciting = info.ack_eliciting;
+  record.in_flight = info.in_flight;
+  (void)loss_.on_packet_sent(now_, space_id, info.packet_number, record);
+  if (pending.ack_written) (void)sp.acks.on_ack_sent(now_);
+  if (pending.probe && info.ack_eliciting) loss_.on_probe_sent(space_id);
+  if (info.ack_eliciting) {
+    // RFC 9000 §10.1: the idle timer restarts on the first ack-eliciting
+    // packet sent after a packet was received.
+    if (!ack_eliciting_since_receive_) reset_idle_timer(now_);
+    ack_eliciting_since_receive_ = true;
+  }
+  if (space_id == PacketNumberSpace::kApplication && info.level == EncryptionLevel::kApplication) {
+    ++packets_under_key_;
+    if (!first_packet_in_phase_) first_packet_in_phase_ = info.packet_number;
+  }
+  ++stats_.packets_sent;
+  // RFC 9001 §4.9.1: a client drops Initial keys when it first sends a
+  // Handshake packet.
+  if (role_ == wire::Role::kClient && info.level == EncryptionLevel::kHandshake &&
+      !initial_discarded_) {
+    discard_space(now_, PacketNumberSpace::kInitial);
+  }
+}
+
+}  // namespace dpquic::conn

@@ -1,0 +1,358 @@
+// Endpoint: connection pool, demultiplexing, timers, transmit and event
+// queues. The stateless replies live in endpoint_stateless.cc.
+
+#include "quic/endpoint/endpoint.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "quic/endpoint/endpoint_slot.h"
+#include "quic/endpoint/stateless_packets.h"
+#include "quic/wire/header.h"
+
+namespace dpquic::endpoint {
+
+using conn::Connection;
+
+namespace {
+
+std::vector<uint8_t> key_or_random(const std::vector<uint8_t>& configured, size_t length,
+                                   conn::RandomSource& random) {
+  if (!configured.empty()) return configured;
+  std::vector<uint8_t> key(length);
+  random.fill(key);
+  return key;
+}
+
+constexpr size_t kStatelessReplySlots = 64;
+// Each connection may register its CID limit plus the client's DCIDs.
+constexpr size_t kCidsPerConnection = 12;
+
+}  // namespace
+
+Endpoint::Endpoint(const EndpointConfig& config, const crypto::MbManager& mb,
+                   crypto::TlsContext& tls)
+    : config_(config),
+      mb_(mb),
+      blocks_(4096, config.receive_blocks_initial, config.receive_blocks_max),
+      cid_generator_(config.cid_layout, config.core_id, random_),
+      reset_tokens_(key_or_random(config.stateless_reset_key, 32, random_)),
+      address_tokens_(mb, key_or_random(config.address_token_key, 16, random_)),
+      retry_integrity_(mb),
+      sealer_(mb),
+      cid_table_(std::bit_ceil(
+                     std::max<size_t>(64, config.max_connections * kCidsPerConnection * 8 / 7 + 1)),
+                 random_.next_u64()),
+      retry_policy_(config.retry),
+      stateless_limiter_(config.stateless_replies_per_second,
+                         std::max<uint64_t>(1, config.stateless_replies_per_second / 4)) {
+  if (config.max_connections == 0) throw std::invalid_argument("max_connections must be > 0");
+  if (config.role == wire::Role::kServer && tls.role() != wire::Role::kServer) {
+    throw std::invalid_argument("a server endpoint needs a server TLS context");
+  }
+  core_.mb = &mb_;
+  core_.sent_packet_pool = &sent_packet_pool_;
+  core_.ack_buffer = &ack_buffer_;
+  core_.blocks = &blocks_;
+  core_.tls = &tls;
+  core_.random = &random_;
+  core_.cid_generator = &cid_generator_;
+  core_.reset_tokens = &reset_tokens_;
+  core_.address_tokens = &address_tokens_;
+  core_.retry_integrity = &retry_integrity_;
+  core_.client_tokens = &client_tokens_;
+  builder_ = std::make_unique<transmit::BurstBuilder>(sealer_);
+
+  slots_.resize(config.max_connections);
+  free_slots_.reserve(config.max_connections);
+  for (size_t i = config.max_connections; i-- > 0;) {
+    slots_[i] = std::make_unique<Slot>();
+    slots_[i]->endpoint = this;
+    slots_[i]->handle = static_cast<ConnectionHandle>(i);
+    free_slots_.push_back(static_cast<ConnectionHandle>(i));
+  }
+  transmit_queue_ = conn::SlotQueue(config.max_connections);
+  event_queue_ = conn::SlotQueue(config.max_connections);
+  timers_.reserve(4 * config.max_connections + 64);
+  replies_.resize(kStatelessReplySlots);
+}
+
+Endpoint::~Endpoint() = default;
+
+// --- Input -----------------------------------------------------------------------------------
+
+void Endpoint::handle_datagram(Instant now, const conn::PathAddresses& path,
+                               transmit::EcnCodepoint ecn, std::span<uint8_t> bytes) {
+  ++stats_.datagrams_received;
+  wire::ParsedHeader header;
+  if (wire::parse_packet_header(bytes, cid_generator_.cid_length(), header) !=
+      wire::WireError::kOk) {
+    ++stats_.datagrams_dropped;
+    return;
+  }
+  if (header.long_header && !header.known_version) {
+    if (config_.role == wire::Role::kServer &&
+        should_send_version_negotiation(header, bytes.size())) {
+      if (StatelessReply* reply = reserve_reply(now, true)) {
+        const size_t length =
+            write_version_negotiation(header.dcid, header.scid, random_.next_u64(), reply->bytes);
+        if (length != 0) {
+          reply->path = path;
+          reply->length = static_cast<uint16_t>(length);
+          ++replies_count_;
+          ++stats_.version_negotiations_sent;
+        }
+      }
+    } else {
+      ++stats_.datagrams_dropped;
+    }
+    return;
+  }
+  const auto owner = cid_table_.find(header.dcid);
+  if (owner) {
+    Slot& slot = *slots_[*owner];
+    if (!slot.connection) {
+      ++stats_.datagrams_dropped;
+      return;
+    }
+    if (header.type == wire::PacketType::kRetry) {
+      slot.connection->handle_retry(now, header, bytes.first(header.packet_size));
+    } else if (header.type == wire::PacketType::kVersionNegotiation) {
+      slot.connection->handle_version_negotiation(now, bytes);
+    } else {
+      slot.connection->handle_datagram(now, path, ecn, bytes);
+    }
+    after_call(*owner);
+    return;
+  }
+  if (config_.role == wire::Role::kServer && header.type == wire::PacketType::kInitial) {
+    accept_initial(now, path, ecn, bytes, header);
+    return;
+  }
+  if (!header.long_header) {
+    if (config_.role == wire::Role::kClient && detect_stateless_reset(now, path, bytes)) return;
+    reply_stateless_reset(now, path, bytes, header.dcid);
+    return;
+  }
+  ++stats_.datagrams_dropped;
+}
+
+void Endpoint::handle_timeout(Instant now) {
+  // Bounded by the entries present at entry: a connection that is due again
+  // at once waits for the next call rather than spinning here.
+  for (size_t budget = timers_.size();
+       budget != 0 && !timers_.empty() && timers_.front().deadline <= now; --budget) {
+    std::pop_heap(timers_.begin(), timers_.end(),
+                  [](const TimerEntry& a, const TimerEntry& b) { return a.deadline > b.deadline; });
+    const TimerEntry entry = timers_.back();
+    timers_.pop_back();
+    Slot& slot = *slots_[entry.handle];
+    if (!slot.connection || slot.timer != entry.deadline) continue;  // stale
+    slot.timer = kNever;
+    slot.connection->handle_timeout(now);
+    after_call(entry.handle);
+  }
+}
+
+// --- Output ----------------------------------------------------------------------------------
+
+bool Endpoint::poll_transmit(Instant now, const transmit::BurstBuffers& buffers,
+                             transmit::BurstDescriptor& out, conn::PathAddresses& path) {
+  out.datagram_count = 0;
+  if (replies_count_ != 0) {
+    const StatelessReply& reply = replies_[replies_head_];
+    replies_head_ = (replies_head_ + 1) % replies_.size();
+    --replies_count_;
+    if (buffers.datagrams.empty() || buffers.capacity < reply.length) return false;
+    std::copy_n(reply.bytes.data(), reply.length, buffers.datagrams[0]);
+    out.datagram_count = 1;
+    out.lengths[0] = reply.length;
+    out.segment_size = reply.length;
+    out.ecn = transmit::EcnCodepoint::kNotEct;
+    out.path_id = 0;
+    path = reply.path;
+    return true;
+  }
+  while (!transmit_queue_.empty()) {
+    const ConnectionHandle handle = transmit_queue_.front();
+    transmit_queue_.pop();
+    Slot& slot = *slots_[handle];
+    slot.in_transmit_queue = false;
+    if (!slot.connection) continue;
+    (void)slot.connection->poll_transmit(now, *builder_, buffers, out, path);
+    const bool sent = out.datagram_count != 0;
+    if (sent) {
+      // Round-robin: it may have more, after the others had their turn.
+      slot.in_transmit_queue = true;
+      transmit_queue_.push(handle);
+    }
+    const Instant deadline = slot.connection->next_timeout();
+    if (deadline != slot.timer) push_timer(handle, deadline);
+    if (slot.connection->is_finished() && !sent) after_call(handle);
+    if (sent) return true;
+  }
+  return false;
+}
+
+Instant Endpoint::poll_timeout() {
+  while (!timers_.empty()) {
+    const TimerEntry& top = timers_.front();
+    const Slot& slot = *slots_[top.handle];
+    if (slot.connection && slot.timer == top.deadline) return top.deadline;
+    std::pop_heap(timers_.begin(), timers_.end(),
+                  [](const TimerEntry& a, const TimerEntry& b) { return a.deadline > b.deadline; });
+    timers_.pop_back();
+  }
+  return kNever;
+}
+
+bool Endpoint::poll_event(EndpointEvent& event) {
+  while (!event_queue_.empty()) {
+    const ConnectionHandle handle = event_queue_.front();
+    Slot& slot = *slots_[handle];
+    if (slot.connection && slot.connection->poll_event(event.event)) {
+      event.connection = handle;
+      return true;
+    }
+    event_queue_.pop();
+    slot.in_event_queue = false;
+    if (slot.connection && slot.connection->is_finished()) free_slot(handle);
+  }
+  return false;
+}
+
+// --- Application --------------------------------------------------------------------------------
+
+std::optional<ConnectionHandle> Endpoint::connect(Instant now, const conn::PathAddresses& path,
+                                                  std::string_view server_name, uint32_t version) {
+  if (config_.role != wire::Role::kClient) return std::nullopt;
+  const auto handle = take_slot();
+  if (!handle) return std::nullopt;
+  Slot& slot = *slots_[*handle];
+  slot.connection =
+      std::make_unique<Connection>(core_, config_.connection, wire::Role::kClient, slot);
+  ++connection_count_;
+  ++half_open_count_;
+  slot.established = false;
+  (void)slot.connection->start_client(now, path, server_name, version);
+  after_call(*handle);
+  return handle;
+}
+
+Connection* Endpoint::connection(ConnectionHandle handle) {
+  if (handle >= slots_.size()) return nullptr;
+  return slots_[handle]->connection.get();
+}
+
+void Endpoint::wake(ConnectionHandle handle) {
+  if (handle < slots_.size() && slots_[handle]->connection) after_call(handle);
+}
+
+std::optional<uint64_t> Endpoint::open_stream(ConnectionHandle handle,
+                                              conn::StreamDirection direction) {
+  Connection* c = connection(handle);
+  if (c == nullptr) return std::nullopt;
+  auto id = c->open_stream(direction);
+  after_call(handle);
+  return id;
+}
+
+conn::SendResult Endpoint::send(ConnectionHandle handle, uint64_t stream_id, transmit::Chunk chunk,
+                                bool fin) {
+  Connection* c = connection(handle);
+  if (c == nullptr) return conn::SendResult::kClosed;
+  const conn::SendResult result = c->send(stream_id, std::move(chunk), fin);
+  after_call(handle);
+  return result;
+}
+
+size_t Endpoint::read(ConnectionHandle handle, uint64_t stream_id, std::span<uint8_t> out,
+                      bool& fin) {
+  fin = false;
+  Connection* c = connection(handle);
+  if (c == nullptr) return 0;
+  const size_t n = c->read(stream_id, out, fin);
+  after_call(handle);
+  return n;
+}
+
+void Endpoint::close(Instant now, ConnectionHandle handle, uint64_t error_code,
+                     const char* reason) {
+  Connection* c = connection(handle);
+  if (c == nullptr) return;
+  c->close(now, error_code, true, reason);
+  after_call(handle);
+}
+
+// --- Slots, timers and queues
+// ---------------------------------------------------------------------
+
+std::optional<ConnectionHandle> Endpoint::take_slot() {
+  if (free_slots_.empty()) return std::nullopt;
+  const ConnectionHandle handle = free_slots_.back();
+  free_slots_.pop_back();
+  Slot& slot = *slots_[handle];
+  slot.timer = kNever;
+  slot.client_dcid_count = 0;
+  slot.established = false;
+  return handle;
+}
+
+void Endpoint::after_call(ConnectionHandle handle) {
+  Slot& slot = *slots_[handle];
+  Connection* c = slot.connection.get();
+  if (c == nullptr) return;
+  if (!slot.established && (c->is_established() || c->is_finished())) {
+    slot.established = true;
+    --half_open_count_;
+  }
+  if (!slot.in_transmit_queue && !c->is_finished()) {
+    slot.in_transmit_queue = true;
+    transmit_queue_.push(handle);
+  }
+  if (!slot.in_event_queue) {
+    slot.in_event_queue = true;
+    event_queue_.push(handle);
+  }
+  const Instant deadline = c->next_timeout();
+  if (deadline != slot.timer) push_timer(handle, deadline);
+}
+
+void Endpoint::free_slot(ConnectionHandle handle) {
+  Slot& slot = *slots_[handle];
+  if (!slot.connection) return;
+  if (!slot.established) --half_open_count_;
+  for (size_t i = 0; i < slot.client_dcid_count; ++i) slot.unregister_cid(slot.client_dcids[i]);
+  slot.connection.reset();  // unregisters its own CIDs
+  slot.timer = kNever;
+  slot.in_transmit_queue = false;
+  --connection_count_;
+  free_slots_.push_back(handle);
+}
+
+void Endpoint::push_timer(ConnectionHandle handle, Instant deadline) {
+  Slot& slot = *slots_[handle];
+  slot.timer = deadline;
+  if (deadline == kNever) return;
+  if (timers_.size() == timers_.capacity()) compact_timers();
+  timers_.push_back(TimerEntry{deadline, handle});
+  std::push_heap(timers_.begin(), timers_.end(),
+                 [](const TimerEntry& a, const TimerEntry& b) { return a.deadline > b.deadline; });
+}
+
+void Endpoint::compact_timers() {
+  // Drop stale entries (the capacity, reserved at start, is kept): at most
+  // one live entry per connection remains, far below the capacity.
+  size_t kept = 0;
+  for (const TimerEntry& entry : timers_) {
+    const Slot& slot = *slots_[entry.handle];
+    if (slot.connection && slot.timer == entry.deadline) timers_[kept++] = entry;
+  }
+  timers_.resize(kept);
+  // Several entries of one connection with the same deadline may remain;
+  // they are harmless (the second finds the timer already cleared).
+  std::make_heap(timers_.begin(), timers_.end(),
+                 [](const TimerEntry& a, const TimerEntry& b) { return a.deadline > b.deadline; });
+}
+
+}  // namespace dpquic::endpoint

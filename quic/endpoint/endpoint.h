@@ -1,0 +1,198 @@
+#pragma once
+// The per-core endpoint: one per shard, owning every connection of the
+// shard and all stateless behaviour (RFC 9000 §5.2, §6, §8.1, §10.3).
+//
+// Sans-IO. The drain order (also that of each Connection, see
+// quic/conn/connection.h):
+//   1. handle_datagram(now, path, ecn, bytes) for each received datagram;
+//      handle_timeout(now) once poll_timeout() <= now;
+//   2. application calls (connect, open_stream, send, read, ...);
+//   3. poll_transmit(now, buffers, out, path) until it returns false,
+//      sending each burst to `path.remote` from `path.local` before the next
+//      call (stateless packets first, then connections round-robin);
+//   4. poll_event(event) until it returns false;
+//   5. poll_timeout() for the next wake-up.
+//
+// Demultiplexing: the DCID of the first packet of a datagram names the
+// connection (CID table). Unknown DCIDs: a server accepts Initials (or
+// answers them with Retry, or refuses them when the pool is full); short
+// headers get a rate-limited stateless reset; long headers of unknown
+// versions get Version Negotiation.
+//
+// Nothing is allocated per datagram: connections come from a pool of
+// `max_connections` slots (a Connection object is allocated when a slot is
+// taken, once per connection), CIDs live in a fixed-size table, timers in a
+// heap whose capacity is fixed at start, stateless replies in a fixed ring.
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "crypto/mb_manager.h"
+#include "crypto/retry_integrity.h"
+#include "crypto/tls_context.h"
+#include "crypto/tokens.h"
+#include "quic/conn/block_pool.h"
+#include "quic/conn/cid_generator.h"
+#include "quic/conn/connection.h"
+#include "quic/conn/connection_config.h"
+#include "quic/conn/random.h"
+#include "quic/conn/slot_queue.h"
+#include "quic/endpoint/cid_table.h"
+#include "quic/endpoint/rate_limiter.h"
+#include "quic/endpoint/retry_policy.h"
+#include "quic/recovery/ack_processing.h"
+#include "quic/recovery/sent_packet_pool.h"
+#include "quic/transmit/burst_builder.h"
+#include "quic/transmit/packet_sealer.h"
+
+namespace dpquic::endpoint {
+
+using ConnectionHandle = uint32_t;
+
+struct EndpointConfig {
+  wire::Role role = wire::Role::kServer;
+  conn::ConnectionConfig connection;
+  RetryPolicyConfig retry;
+  // The connection pool: connections beyond it are refused with
+  // CONNECTION_REFUSED.
+  size_t max_connections = 4096;
+  conn::CidLayout cid_layout;
+  uint8_t core_id = 0;
+  // Stateless resets and Version Negotiation answers per second (burst 2x).
+  uint64_t stateless_replies_per_second = 1000;
+  // Keys: stateless reset (32 bytes) and address tokens (16 bytes). Servers
+  // of one deployment share them; empty means random at start.
+  std::vector<uint8_t> stateless_reset_key;
+  std::vector<uint8_t> address_token_key;
+  // Receive-buffer blocks of the core (4 KiB each).
+  size_t receive_blocks_initial = 1024;
+  size_t receive_blocks_max = 1 << 20;
+};
+
+struct EndpointEvent {
+  ConnectionHandle connection = 0;
+  conn::ConnectionEvent event;
+};
+
+struct EndpointStats {
+  uint64_t datagrams_received = 0;
+  uint64_t datagrams_dropped = 0;  // unroutable, malformed, too small
+  uint64_t connections_accepted = 0;
+  uint64_t connections_refused = 0;  // pool or CID table full
+  uint64_t retries_sent = 0;
+  uint64_t version_negotiations_sent = 0;
+  uint64_t stateless_resets_sent = 0;
+  uint64_t stateless_replies_dropped = 0;  // rate-limited or queue full
+  uint64_t invalid_tokens = 0;
+};
+
+// The per-core resources the endpoint shares with its connections. Created
+// at start (it allocates; it may throw on bad configuration).
+class Endpoint {
+ public:
+  Endpoint(const EndpointConfig& config, const crypto::MbManager& mb, crypto::TlsContext& tls);
+  ~Endpoint();
+  Endpoint(const Endpoint&) = delete;
+  Endpoint& operator=(const Endpoint&) = delete;
+
+  // --- Input ---------------------------------------------------------------------
+  void handle_datagram(Instant now, const conn::PathAddresses& path, transmit::EcnCodepoint ecn,
+                       std::span<uint8_t> bytes);
+  void handle_timeout(Instant now);
+
+  // --- Output --------------------------------------------------------------------
+  bool poll_transmit(Instant now, const transmit::BurstBuffers& buffers,
+                     transmit::BurstDescriptor& out, conn::PathAddresses& path);
+  Instant poll_timeout();
+  bool poll_event(EndpointEvent& event);
+
+  // --- Application -----------------------------------------------------------------
+  // Client: opens a connection; nullopt when the pool is full.
+  std::optional<ConnectionHandle> connect(Instant now, const conn::PathAddresses& path,
+                                          std::string_view server_name,
+                                          uint32_t version = 0x00000001);
+  // The connection behind a handle (null once freed). After calling it
+  // directly, call wake(handle) so the endpoint polls it again.
+  conn::Connection* connection(ConnectionHandle handle);
+  void wake(ConnectionHandle handle);
+  std::optional<uint64_t> open_stream(ConnectionHandle handle, conn::StreamDirection direction);
+  conn::SendResult send(ConnectionHandle handle, uint64_t stream_id, transmit::Chunk chunk,
+                        bool fin);
+  size_t read(ConnectionHandle handle, uint64_t stream_id, std::span<uint8_t> out, bool& fin);
+  void close(Instant now, ConnectionHandle handle, uint64_t error_code, const char* reason);
+
+  // --- State -----------------------------------------------------------------------
+  size_t connection_count() const { return connection_count_; }
+  size_t half_open_count() const { return half_open_count_; }
+  const EndpointStats& stats() const { return stats_; }
+  conn::CoreContext& core() { return core_; }
+  size_t cid_table_size() const { return cid_table_.size(); }
+
+ private:
+  struct Slot;
+  struct StatelessReply {
+    conn::PathAddresses path;
+    uint16_t length = 0;
+    std::array<uint8_t, 1500> bytes;
+  };
+
+  void accept_initial(Instant now, const conn::PathAddresses& path, transmit::EcnCodepoint ecn,
+                      std::span<uint8_t> bytes, const wire::ParsedHeader& header);
+  void refuse_initial(const conn::PathAddresses& path, const wire::ParsedHeader& header,
+                      wire::TransportErrorCode code);
+  void reply_stateless_reset(Instant now, const conn::PathAddresses& path,
+                             std::span<const uint8_t> bytes, std::span<const uint8_t> dcid);
+  bool detect_stateless_reset(Instant now, const conn::PathAddresses& path,
+                              std::span<const uint8_t> bytes);
+  StatelessReply* reserve_reply(Instant now, bool rate_limited);
+  std::optional<ConnectionHandle> take_slot();
+  // After any call into a connection: timers, transmit and event queues,
+  // freeing.
+  void after_call(ConnectionHandle handle);
+  void free_slot(ConnectionHandle handle);
+  void push_timer(ConnectionHandle handle, Instant deadline);
+  void compact_timers();
+
+  EndpointConfig config_;
+  const crypto::MbManager& mb_;
+  // Per-core resources (CoreContext points at these).
+  conn::RandomSource random_;
+  recovery::SentPacketPool sent_packet_pool_;
+  recovery::AckXorBuffer ack_buffer_;
+  conn::BlockPool blocks_;
+  conn::CidGenerator cid_generator_;
+  crypto::StatelessResetTokens reset_tokens_;
+  crypto::AddressTokens address_tokens_;
+  crypto::RetryIntegrity retry_integrity_;
+  conn::ClientTokenStore client_tokens_;
+  conn::CoreContext core_;
+  transmit::CryptoPacketSealer sealer_;
+  std::unique_ptr<transmit::BurstBuilder> builder_;
+
+  ConnectionIdTable cid_table_;
+  RetryPolicy retry_policy_;
+  TokenBucket stateless_limiter_;
+  std::vector<std::unique_ptr<Slot>> slots_;
+  std::vector<ConnectionHandle> free_slots_;
+  size_t connection_count_ = 0;
+  size_t half_open_count_ = 0;
+
+  conn::SlotQueue transmit_queue_;
+  conn::SlotQueue event_queue_;
+  struct TimerEntry {
+    Instant deadline;
+    ConnectionHandle handle;
+  };
+  std::vector<TimerEntry> timers_;  // a min-heap; stale entries skipped
+  std::vector<StatelessReply> replies_;
+  size_t replies_head_ = 0, replies_count_ = 0;
+  EndpointStats stats_;
+};
+
+}  // namespace dpquic::endpoint

@@ -1,0 +1,35 @@
+#pragma once
+// One slot of the endpoint's connection pool: the connection, its place in
+// the endpoint's queues, and the CID registry its connection IDs go through.
+// Private to the endpoint's implementation files.
+
+#include <array>
+#include <memory>
+
+#include "quic/endpoint/endpoint.h"
+
+namespace dpquic::endpoint {
+
+struct Endpoint::Slot final : conn::CidRegistry {
+  Endpoint* endpoint = nullptr;
+  ConnectionHandle handle = 0;
+  std::unique_ptr<conn::Connection> connection;
+  bool in_transmit_queue = false;
+  bool in_event_queue = false;
+  bool established = false;
+  Instant timer = kNever;
+  // The client-chosen DCIDs routed to this server connection (its first
+  // Initial's, and after a Retry the one it then used): unregistered at free.
+  std::array<wire::ConnectionId, 2> client_dcids;
+  size_t client_dcid_count = 0;
+
+  bool register_cid(const wire::ConnectionId& cid) override {
+    return endpoint->cid_table_.insert(cid, handle);
+  }
+  void unregister_cid(const wire::ConnectionId& cid) override {
+    const auto owner = endpoint->cid_table_.find(cid.span());
+    if (owner && *owner == handle) endpoint->cid_table_.erase(cid.span());
+  }
+};
+
+}  // namespace dpquic::endpoint

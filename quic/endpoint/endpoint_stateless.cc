@@ -1,0 +1,190 @@
+// The endpoint's answers to datagrams no connection owns: accepting or
+// retrying Initials, refusing them statelessly, stateless resets.
+
+#include <algorithm>
+#include <array>
+
+#include "crypto/aead_burst.h"
+#include "crypto/connection_keys.h"
+#include "quic/endpoint/endpoint.h"
+#include "quic/endpoint/endpoint_slot.h"
+#include "quic/endpoint/stateless_packets.h"
+#include "quic/wire/frame_codec.h"
+
+namespace dpquic::endpoint {
+
+using conn::Connection;
+
+Endpoint::StatelessReply* Endpoint::reserve_reply(Instant now, bool rate_limited) {
+  if (replies_count_ == replies_.size() || (rate_limited && !stateless_limiter_.allow(now))) {
+    ++stats_.stateless_replies_dropped;
+    return nullptr;
+  }
+  return &replies_[(replies_head_ + replies_count_) % replies_.size()];
+}
+
+void Endpoint::accept_initial(Instant now, const conn::PathAddresses& path,
+                              transmit::EcnCodepoint ecn, std::span<uint8_t> bytes,
+                              const wire::ParsedHeader& header) {
+  if (wire::check_client_initial_datagram_size(bytes.size()) != wire::WireError::kOk ||
+      wire::check_client_initial_dcid(header) != wire::WireError::kOk ||
+      std::find(config_.connection.versions.begin(), config_.connection.versions.end(),
+                header.version) == config_.connection.versions.end()) {
+    ++stats_.datagrams_dropped;
+    return;
+  }
+  const uint64_t now_us = now / 1000;
+  crypto::ValidatedToken token;
+  const InitialTokenAction action =
+      check_initial_token(address_tokens_, header.token, path.remote, now_us, token);
+  if (action == InitialTokenAction::kCloseInvalidToken) {
+    ++stats_.invalid_tokens;
+    refuse_initial(path, header, wire::TransportErrorCode::kInvalidToken);
+    return;
+  }
+  const bool validated = action == InitialTokenAction::kValidated;
+  if (action == InitialTokenAction::kUnvalidated) ++stats_.invalid_tokens;
+
+  if (!validated && retry_policy_.should_retry(now, half_open_count_)) {
+    if (StatelessReply* reply = reserve_reply(now, false)) {
+      const size_t length =
+          write_retry(retry_integrity_, address_tokens_, header.version, path.remote, header.dcid,
+                      header.scid, cid_generator_.generate(), now_us, reply->bytes);
+      if (length != 0) {
+        reply->path = path;
+        reply->length = static_cast<uint16_t>(length);
+        ++replies_count_;
+        ++stats_.retries_sent;
+      }
+    }
+    return;
+  }
+  const auto handle = take_slot();
+  if (!handle) {
+    ++stats_.connections_refused;
+    refuse_initial(path, header, wire::TransportErrorCode::kConnectionRefused);
+    return;
+  }
+  Slot& slot = *slots_[*handle];
+  const wire::ConnectionId client_dcid = header.destination_connection_id();
+  if (!cid_table_.insert(client_dcid, *handle)) {
+    free_slots_.push_back(*handle);
+    ++stats_.connections_refused;
+    refuse_initial(path, header, wire::TransportErrorCode::kConnectionRefused);
+    return;
+  }
+  slot.client_dcids[0] = client_dcid;
+  slot.client_dcid_count = 1;
+
+  conn::ServerStart start;
+  start.version = header.version;
+  start.client_dcid = client_dcid;
+  start.client_scid = header.source_connection_id();
+  start.local_cid = cid_generator_.generate();
+  start.address_validated = validated;
+  if (validated && token.type == crypto::AddressTokenType::kRetry) {
+    start.original_dcid = token.original_dcid;
+    start.retry_scid = client_dcid;
+  } else {
+    start.original_dcid = client_dcid;
+  }
+  slot.connection =
+      std::make_unique<Connection>(core_, config_.connection, wire::Role::kServer, slot);
+  ++connection_count_;
+  ++half_open_count_;
+  ++stats_.connections_accepted;
+  retry_policy_.on_connection_accepted(now);
+  if (slot.connection->start_server(now, path, start)) {
+    slot.connection->handle_datagram(now, path, ecn, bytes);
+  }
+  after_call(*handle);
+}
+
+void Endpoint::refuse_initial(const conn::PathAddresses& path, const wire::ParsedHeader& header,
+                              wire::TransportErrorCode code) {
+  // RFC 9000 §5.2.2: a server that cannot take the connection answers with
+  // CONNECTION_CLOSE in an Initial packet, keeping no state: the keys come
+  // from the client's DCID like any server's Initial keys.
+  StatelessReply* reply = reserve_reply(0, false);
+  if (reply == nullptr) return;
+  crypto::ConnectionKeys keys(mb_, wire::Role::kServer, header.version);
+  if (!keys.install_initial_keys(header.dcid)) return;
+  const crypto::PacketKeys* write = keys.write_keys(crypto::EncryptionLevel::kInitial);
+  if (write == nullptr) return;
+
+  wire::ByteWriter writer(reply->bytes);
+  wire::LongHeaderFields fields;
+  fields.version = header.version;
+  fields.type = wire::PacketType::kInitial;
+  fields.dcid = header.scid;
+  fields.scid = header.dcid;
+  fields.packet_number = 0;
+  fields.packet_number_length = 1;
+  wire::EncodedHeader encoded;
+  if (!wire::encode_long_header(writer, fields, encoded)) return;
+  wire::Frame frame;
+  frame.type = wire::FrameType::kConnectionCloseTransport;
+  frame.connection_close.error_code = static_cast<uint64_t>(code);
+  if (!wire::encode_frame(writer, frame)) return;
+  // Enough payload for the header protection sample (RFC 9001 §5.4.2).
+  const size_t payload = writer.position() - encoded.header_size;
+  if (payload < 4 && !wire::encode_padding(writer, 4 - payload)) return;
+  const size_t payload_size = writer.position() - encoded.header_size;
+  const size_t packet_size = writer.position() + crypto::kAeadTagLength;
+  if (packet_size > reply->bytes.size()) return;
+  std::span<uint8_t> packet(reply->bytes.data(), packet_size);
+  if (!wire::patch_long_header_length(packet, encoded, payload_size + crypto::kAeadTagLength)) {
+    return;
+  }
+  crypto::ProtectOp op;
+  op.keys = write;
+  op.packet_number = 0;
+  op.packet = packet;
+  op.header_length = encoded.header_size;
+  op.payload = packet.subspan(encoded.header_size, payload_size);
+  if (crypto::protect(mb_, op) != crypto::PacketStatus::kOk) return;
+  reply->path = path;
+  reply->length = static_cast<uint16_t>(packet_size);
+  ++replies_count_;
+}
+
+void Endpoint::reply_stateless_reset(Instant now, const conn::PathAddresses& path,
+                                     std::span<const uint8_t> bytes,
+                                     std::span<const uint8_t> dcid) {
+  if (max_stateless_reset_length(bytes.size()) == 0) {
+    ++stats_.datagrams_dropped;
+    return;
+  }
+  StatelessReply* reply = reserve_reply(now, true);
+  if (reply == nullptr) return;
+  std::array<uint8_t, kMaxStatelessResetLength> random;
+  const size_t needed = stateless_reset_random_bytes_needed(bytes.size());
+  random_.fill({random.data(), needed});
+  const size_t length =
+      write_stateless_reset(bytes.size(), reset_tokens_.token_for(wire::ConnectionId(dcid)),
+                            {random.data(), needed}, reply->bytes);
+  if (length == 0) return;
+  reply->path = path;
+  reply->length = static_cast<uint16_t>(length);
+  ++replies_count_;
+  ++stats_.stateless_resets_sent;
+}
+
+bool Endpoint::detect_stateless_reset(Instant now, const conn::PathAddresses& path,
+                                      std::span<const uint8_t> bytes) {
+  // RFC 9000 §10.3.1: a datagram no connection owns may be a reset from the
+  // peer of one of ours on that path. Clients have few connections; a
+  // server does not look (a scan per unknown datagram would be a lever).
+  if (bytes.size() < kMinStatelessResetLength) return false;
+  for (auto& slot : slots_) {
+    Connection* c = slot->connection.get();
+    if (c == nullptr || c->active_path().remote != path.remote) continue;
+    if (c->check_stateless_reset(now, bytes)) {
+      after_call(slot->handle);
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace dpquic::endpoint
