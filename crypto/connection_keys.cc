@@ -60,6 +60,20 @@ bool ConnectionKeys::install_initial_keys(std::span<const uint8_t> client_dcid) 
                         client ? secrets.server : secrets.client);
 }
 
+bool ConnectionKeys::switch_initial_version(uint32_t version,
+                                            std::span<const uint8_t> client_dcid) {
+  InitialSecrets secrets;
+  if (!derive_initial_secrets(version_, client_dcid, secrets)) return false;
+  const bool client = role_ == wire::Role::kClient;
+  original_initial_read_.wipe();
+  if (!original_initial_read_.derive(mb_, kInitialCipherSuite, version_,
+                                     client ? secrets.server : secrets.client)) {
+    return false;
+  }
+  version_ = version;
+  return install_initial_keys(client_dcid);
+}
+
 bool ConnectionKeys::install_secret(EncryptionLevel level, Direction direction, CipherSuite suite,
                                     std::span<const uint8_t> secret) {
   DirectionKeys& target = slot(level, direction);
@@ -100,6 +114,7 @@ void ConnectionKeys::discard(EncryptionLevel level) {
     target.keys.wipe();
     target.secret.wipe();
   }
+  if (level == EncryptionLevel::kInitial) original_initial_read_.wipe();
   if (level == EncryptionLevel::kApplication) wipe_key_update_state();
 }
 

@@ -117,6 +117,19 @@ class ConnectionKeys final : public SecretSink {
   // Destination Connection ID. A client calls it again after a Retry.
   bool install_initial_keys(std::span<const uint8_t> client_dcid);
 
+  // Compatible version negotiation (RFC 9368 §4, RFC 9369 §4.1): Initial
+  // keys of both directions for `version` from `client_dcid`, while the read
+  // keys of the current version are kept for the peer's Initials still in
+  // it (a server reads the client's first-version Initials until the client
+  // follows). Later keys use `version`'s labels.
+  bool switch_initial_version(uint32_t version, std::span<const uint8_t> client_dcid);
+  // The Initial read keys of the version before the switch, or null.
+  const PacketKeys* original_initial_read_keys() const {
+    return original_initial_read_.installed() ? &original_initial_read_ : nullptr;
+  }
+  // The peer switched too: the old version's keys are not needed.
+  void discard_original_initial_read() { original_initial_read_.wipe(); }
+
   // SecretSink: installs one direction of a level. For 1-RTT read keys the
   // next generation is derived at once, ready for a key phase flip.
   bool install_secret(EncryptionLevel level, Direction direction, CipherSuite suite,
@@ -197,6 +210,8 @@ class ConnectionKeys final : public SecretSink {
   const wire::Role role_;
   uint32_t version_;
   DirectionKeys slots_[kEncryptionLevelCount][2];
+
+  PacketKeys original_initial_read_;  // see switch_initial_version
 
   // 1-RTT key update state.
   KeyPhase key_phase_;

@@ -104,6 +104,11 @@ TlsContext* TlsContext::from_ssl_ctx(const SSL_CTX* ctx) {
   return static_cast<TlsContext*>(SSL_CTX_get_ex_data(ctx, context_ex_index()));
 }
 
+int TlsContext::client_hello_hook_index() {
+  static const int index = SSL_get_ex_new_index(0, nullptr, nullptr, nullptr, nullptr);
+  return index;
+}
+
 int TlsContext::session_cache_key_index() {
   static const int index = SSL_get_ex_new_index(0, nullptr, nullptr, nullptr, nullptr);
   return index;
@@ -184,10 +189,9 @@ void TlsContext::configure_server(const TlsServerConfig& config) {
           1) {
     throw_configuration_error("TLS server", "cannot set ticket keys: " + last_ssl_error());
   }
-  if (config.early_data_enabled) {
-    replay_filter_.emplace(config.replay_filter_capacity);
-    SSL_CTX_set_select_certificate_cb(ctx, on_client_hello);
-  }
+  if (config.early_data_enabled) replay_filter_.emplace(config.replay_filter_capacity);
+  // Always: sessions may hook the ClientHello (TlsSession::ClientHelloHook).
+  SSL_CTX_set_select_certificate_cb(ctx, on_client_hello);
 }
 
 void TlsContext::configure_client(const TlsClientConfig& config) {
@@ -272,6 +276,20 @@ int TlsContext::select_alpn(SSL*, const uint8_t** out, uint8_t* out_length, cons
 }
 
 enum ssl_select_cert_result_t TlsContext::on_client_hello(const SSL_CLIENT_HELLO* client_hello) {
+  if (auto* hook = static_cast<ClientHelloHook*>(
+          SSL_get_ex_data(client_hello->ssl, client_hello_hook_index()))) {
+    const uint8_t* params = nullptr;
+    size_t params_length = 0;
+    // RFC 9001 §8.2: quic_transport_parameters is extension 0x39.
+    if (SSL_early_callback_ctx_extension_get(client_hello, TLSEXT_TYPE_quic_transport_parameters,
+                                             &params, &params_length) != 1) {
+      params = nullptr;
+      params_length = 0;
+    }
+    if (!hook->on_client_transport_parameters({params, params_length})) {
+      return ssl_select_cert_error;
+    }
+  }
   TlsContext* context = from_ssl_ctx(SSL_get_SSL_CTX(client_hello->ssl));
   if (context == nullptr || !context->replay_filter_.has_value()) return ssl_select_cert_success;
   const uint8_t* data = nullptr;

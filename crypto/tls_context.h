@@ -126,6 +126,19 @@ class EarlyDataReplayFilter {
   std::vector<Slot> slots_;
 };
 
+// Server: sees the client's quic_transport_parameters extension when the
+// ClientHello arrives, before TLS reads or writes anything else of the
+// handshake, so the server may still change its own parameters (e.g. the
+// chosen version of compatible version negotiation, RFC 9368 §4) with
+// TlsSession::set_local_transport_parameters. Returning false fails the
+// handshake.
+class ClientHelloHook {
+ public:
+  virtual ~ClientHelloHook() = default;
+  // `encoded`: the extension's contents, empty if the client sent none.
+  virtual bool on_client_transport_parameters(std::span<const uint8_t> encoded) = 0;
+};
+
 class TlsContext {
  public:
   static std::unique_ptr<TlsContext> create_server(const TlsServerConfig& config);
@@ -151,6 +164,8 @@ class TlsContext {
   // SSL ex-data slot a client TlsSession fills with a `const std::string*`
   // (its session cache key) so new tickets are stored under it.
   static int session_cache_key_index();
+  // SSL ex-data slot a server TlsSession fills with its ClientHelloHook*.
+  static int client_hello_hook_index();
 
  private:
   explicit TlsContext(wire::Role role);

@@ -131,6 +131,10 @@ std::unique_ptr<TlsSession> TlsSession::create_client(TlsContext& context, Secre
   return session;
 }
 
+void TlsSession::set_client_hello_hook(ClientHelloHook* hook) {
+  if (ssl_ != nullptr) SSL_set_ex_data(ssl_.get(), TlsContext::client_hello_hook_index(), hook);
+}
+
 // --- Errors ---------------------------------------------------------------------
 
 void TlsSession::fail(uint64_t code, std::string reason) {

@@ -69,6 +69,9 @@ class TlsSession {
   // or the stateless reset token, which change per connection) and any
   // application state such as HTTP/3 SETTINGS. Unset: 0-RTT is rejected.
   bool set_early_data_context(std::span<const uint8_t> context);
+  // Server: `hook` (which must outlive the session) is called once with the
+  // ClientHello.
+  void set_client_hello_hook(ClientHelloHook* hook);
 
   // --- Driving the handshake -------------------------------------------------
   // Hands received CRYPTO bytes (in stream order, no gaps) to TLS. Data is

@@ -29,6 +29,12 @@ recovery::AckTrackerConfig ack_config(PacketNumberSpace space, const TransportCo
 
 constexpr size_t kInitialEventCapacity = 16;
 constexpr size_t kMaxEncodedParameters = 1024;
+// The largest DATAGRAM frame that fits alone in a 1-RTT packet of the
+// smallest datagram a peer may limit us to (1200 bytes): short header with a
+// 20-byte CID and a 4-byte packet number, and the AEAD tag. A larger one
+// could never be sent.
+constexpr uint64_t kMaxDatagramFrameInPacket =
+    wire::kMinInitialDatagramSize - (1 + wire::kMaxConnectionIdLength + 4) - crypto::kAeadTagLength;
 
 }  // namespace
 
@@ -140,6 +146,7 @@ bool Connection::start_server(Instant now, const PathAddresses& path, const Serv
     return false;
   }
   tls_ = crypto::TlsSession::create_server(*core_.tls, keys_);
+  tls_->set_client_hello_hook(this);
 
   wire::StatelessResetToken reset_token{};
   const wire::StatelessResetToken* token_ptr = nullptr;
@@ -254,9 +261,12 @@ bool Connection::apply_peer_parameters(Instant now) {
     enter_closing(now, error, false, 0);
     return false;
   }
-  // RFC 9368 §4: the version information must confirm the version in use.
+  // RFC 9368 §4: the version information must confirm the version in use:
+  // a client's the version of its first Initial (before any compatible
+  // negotiation), a server's the negotiated one.
+  const uint32_t expected_version = role_ == wire::Role::kServer ? original_version_ : version_;
   if (params.has(wire::TransportParameter::kVersionInformation) &&
-      params.version_information.chosen_version != version_) {
+      params.version_information.chosen_version != expected_version) {
     enter_closing(now,
                   transport_error(TransportErrorCode::kVersionNegotiationError,
                                   "chosen version does not match"),
@@ -343,8 +353,10 @@ void Connection::on_handshake_confirmed(Instant now) {
       next.remote = target;
       const uint32_t id =
           paths_.add_and_validate(next, now, loss_.pto_duration(PacketNumberSpace::kApplication));
+      paths_.path(active_path_).in_use = false;
       active_path_ = id;  // send there at once; validated by the challenge
-      cc_->reset();
+      paths_.path(id).in_use = true;
+      cc_->reset_for_new_path(now);
     }
   }
 }
@@ -355,6 +367,12 @@ void Connection::discard_space(Instant now, PacketNumberSpace s) {
   sp.discarded = true;
   const EncryptionLevel level = level_of_space(s);
   keys_.discard(level);
+  // The space's packets will never be acknowledged or declared lost: release
+  // their frame records, or the record ring could never advance past them
+  // and would grow for the rest of the connection.
+  for (const auto entry : loss_.sent(s).all()) {
+    sent_frames_.consume(entry.packet.frames, [](const SentFrame&) {});
+  }
   loss_.discard_space(now, s);
   if (tls_) tls_->discard(level);
   sp.crypto_receive->clear();
@@ -364,6 +382,58 @@ void Connection::discard_space(Instant now, PacketNumberSpace s) {
 
 bool Connection::address_validated() const {
   return role_ == wire::Role::kClient || paths_.path(active_path_).validated;
+}
+
+// --- Compatible version negotiation (RFC 9368, RFC 9369) ------------------------------------
+
+bool Connection::on_client_transport_parameters(std::span<const uint8_t> encoded) {
+  wire::TransportParameters params;
+  // Malformed or missing parameters are reported once the handshake reads
+  // them (apply_peer_parameters); here they only mean "no negotiation".
+  if (encoded.empty() ||
+      wire::decode_transport_parameters(encoded, wire::Role::kClient, params) !=
+          wire::WireError::kOk ||
+      !params.has(wire::TransportParameter::kVersionInformation)) {
+    return true;
+  }
+  const wire::VersionInformation& info = params.version_information;
+  if (info.chosen_version != original_version_) return true;  // closed later
+  // Our most preferred version that the client offers. Versions 1 and 2 are
+  // compatible with each other (RFC 9369 §4), the only ones we speak.
+  for (const uint32_t candidate : config_.versions) {
+    if (candidate == version_) return true;  // the current one is preferred
+    if (!wire::is_supported_version(candidate)) continue;
+    bool offered = false;
+    for (size_t i = 0; i < info.available_version_count; ++i) {
+      if (info.available_versions[i] == candidate) offered = true;
+    }
+    if (!offered) continue;
+    // From our first flight on, Initial packets are in the new version; the
+    // client's Initials in the old one are still read until it follows.
+    if (!keys_.switch_initial_version(candidate, initial_dcid_.span())) return false;
+    version_ = candidate;
+    return set_local_parameters(local_params_);
+  }
+  return true;
+}
+
+bool Connection::follow_server_version(const wire::ParsedHeader& header) {
+  // A Retry does not end negotiation: it is sent in the original version,
+  // and the server may pick a compatible version once it parses the client's
+  // Initial that carries the token (RFC 9368 §6). Nor does an Initial the
+  // server sent before it had the whole ClientHello (an ACK, in the original
+  // version): the version is settled by the packet carrying the ServerHello,
+  // so the client follows until it has Handshake keys.
+  if (role_ != wire::Role::kClient || header.type != wire::PacketType::kInitial ||
+      keys_.has_keys(crypto::EncryptionLevel::kHandshake, crypto::Direction::kRead) ||
+      version_ != original_version_ || !wire::is_supported_version(header.version) ||
+      std::find(config_.versions.begin(), config_.versions.end(), header.version) ==
+          config_.versions.end()) {
+    return false;
+  }
+  if (!keys_.switch_initial_version(header.version, initial_dcid_.span())) return false;
+  version_ = header.version;
+  return true;
 }
 
 // --- Events ---------------------------------------------------------------------------------
@@ -413,6 +483,12 @@ Connection::Stream* Connection::find_stream(uint64_t id) const {
   return stream_slots_[*slot].get();
 }
 
+const ReceiveWindow* Connection::stream_receive_window(uint64_t stream_id) const {
+  const Stream* stream = find_stream(stream_id);
+  if (stream == nullptr || !stream->receive) return nullptr;
+  return &stream->receive->window();
+}
+
 Connection::Stream& Connection::create_stream(uint64_t id) {
   uint32_t slot;
   if (!free_stream_slots_.empty()) {
@@ -421,6 +497,9 @@ Connection::Stream& Connection::create_stream(uint64_t id) {
   } else {
     slot = static_cast<uint32_t>(stream_slots_.size());
     stream_slots_.emplace_back();
+    // Every slot may come back to the free list: room for it now, so that
+    // freeing a stream never allocates.
+    free_stream_slots_.reserve(stream_slots_.capacity());
   }
   if (!stream_slots_[slot]) stream_slots_[slot] = std::make_unique<Stream>();
   Stream& stream = *stream_slots_[slot];
@@ -552,10 +631,12 @@ bool Connection::stop_sending(uint64_t stream_id, uint64_t error_code) {
 // --- DATAGRAM frames --------------------------------------------------------------------------
 
 bool Connection::send_datagram(std::span<const uint8_t> payload) {
+  // RFC 9221 §3: the peer's limit covers the whole frame; ours always
+  // carries a length.
+  const uint64_t frame_size = 1 + wire::varint_length(payload.size()) + payload.size();
   if (datagrams_out_.empty() ||
       !peer_params_.has(wire::TransportParameter::kMaxDatagramFrameSize) ||
-      payload.size() > peer_params_.max_datagram_frame_size ||
-      payload.size() > sizeof(QueuedDatagram::bytes) - 16 ||
+      frame_size > peer_params_.max_datagram_frame_size || frame_size > kMaxDatagramFrameInPacket ||
       datagrams_out_count_ == datagrams_out_.size()) {
     return false;
   }
@@ -587,9 +668,11 @@ bool Connection::migrate(Instant now, const SocketAddress& new_local) {
   if (!peer_cids_.switch_to_unused()) return false;
   PathAddresses next = paths_.path(active_path_).addresses;
   next.local = new_local;
+  paths_.path(active_path_).in_use = false;
   active_path_ =
       paths_.add_and_validate(next, now, loss_.pto_duration(PacketNumberSpace::kApplication));
-  cc_->reset();
+  paths_.path(active_path_).in_use = true;
+  cc_->reset_for_new_path(now);
   return true;
 }
 
@@ -602,6 +685,7 @@ bool Connection::initiate_key_update() {
   first_packet_in_phase_.reset();
   current_phase_acked_ = false;
   ++stats_.key_updates;
+  ++stats_.key_updates_initiated;
   return true;
 }
 

@@ -117,7 +117,10 @@ struct ConnectionStats {
   uint64_t bytes_received = 0;
   uint64_t stream_bytes_sent = 0;
   uint64_t stream_bytes_received = 0;
+  // 1-RTT write key generations moved on: updates we started plus those
+  // we answered (RFC 9001 §6.2).
   uint64_t key_updates = 0;
+  uint64_t key_updates_initiated = 0;
   uint64_t datagrams_dropped = 0;  // received DATAGRAM frames the queue had no room for
 };
 
@@ -128,7 +131,9 @@ enum class SendResult : uint8_t {
   kClosed,         // the connection is closing
 };
 
-class Connection final : public transmit::TransmitSource, private recovery::LossEvents {
+class Connection final : public transmit::TransmitSource,
+                         private recovery::LossEvents,
+                         private crypto::ClientHelloHook {
  public:
   Connection(CoreContext& core, const ConnectionConfig& config, wire::Role role,
              CidRegistry& registry);
@@ -192,6 +197,7 @@ class Connection final : public transmit::TransmitSource, private recovery::Loss
   const crypto::ConnectionKeys& keys() const { return keys_; }
   const recovery::LossDetection& recovery() const { return loss_; }
   const recovery::CongestionController& congestion() const { return *cc_; }
+  const EcnValidator& ecn() const { return ecn_; }
   const wire::TransportParameters& peer_parameters() const { return peer_params_; }
   CloseReason close_reason() const { return close_reason_; }
   uint64_t close_error_code() const { return close_error_code_; }
@@ -201,6 +207,12 @@ class Connection final : public transmit::TransmitSource, private recovery::Loss
   // The CID a client uses as the first DCID (for tests and logging).
   const wire::ConnectionId& original_dcid() const { return original_dcid_; }
   size_t open_stream_count() const { return stream_count_; }
+  // Flow-control and stream-count state, read-only (tests, monitoring).
+  const ReceiveWindow& receive_window() const { return receive_window_; }
+  const SendCredit& send_credit() const { return send_credit_; }
+  const StreamLimits& stream_limits() const { return stream_limits_; }
+  // The receive window of an open stream with a receiving part, or null.
+  const ReceiveWindow* stream_receive_window(uint64_t stream_id) const;
 
   // For the endpoint: a Retry for this client connection (checked here).
   void handle_retry(Instant now, const wire::ParsedHeader& header, std::span<const uint8_t> packet);
@@ -229,6 +241,7 @@ class Connection final : public transmit::TransmitSource, private recovery::Loss
     uint32_t frames = 0;
     bool ack_written = false;
     bool probe = false;
+    bool path_challenge = false;
   };
 
   // connection.cc: set-up, TLS, transport parameters, events.
@@ -239,6 +252,12 @@ class Connection final : public transmit::TransmitSource, private recovery::Loss
   void on_handshake_confirmed(Instant now);
   bool apply_peer_parameters(Instant now);
   void discard_space(Instant now, wire::PacketNumberSpace space);
+  // Server, from TLS at the ClientHello: compatible version negotiation
+  // (RFC 9368 §4) picks the version before our parameters are written.
+  bool on_client_transport_parameters(std::span<const uint8_t> encoded) override;
+  // Client: the server's first Initial is in another version we offered
+  // (RFC 9368 §4): move our Initial keys to it. Returns whether it did.
+  bool follow_server_version(const wire::ParsedHeader& header);
   void push_event(const ConnectionEvent& event);
   void push_stream_event(Stream& stream, ConnectionEventType type);
 
@@ -297,6 +316,9 @@ class Connection final : public transmit::TransmitSource, private recovery::Loss
   void reset_idle_timer(Instant now);
   void maybe_update_keys();
   Duration closing_period() const;
+  // A PTO fired and its probes have not been sent yet (they go out at the
+  // next poll_transmit): the PTO must not fire and back off again before.
+  bool probes_unsent() const;
   void free_stream_if_done(Stream& stream);
 
   Stream* find_stream(uint64_t id) const;
@@ -321,6 +343,7 @@ class Connection final : public transmit::TransmitSource, private recovery::Loss
   bool peer_params_applied_ = false;
   bool zero_rtt_accepted_ = false;
   bool handshake_done_pending_ = false;
+  bool handshake_done_acked_ = false;  // server: the client has it
   bool new_token_pending_ = false;
   bool received_new_token_ = false;
   bool initial_discarded_ = false;
@@ -342,7 +365,10 @@ class Connection final : public transmit::TransmitSource, private recovery::Loss
   // Paths.
   PathTable paths_;
   uint32_t active_path_ = 0;
-  uint32_t burst_path_ = 0;              // the path the burst being built is for
+  uint32_t burst_path_ = 0;  // the path the burst being built is for
+  // This burst may carry only path validation frames: the congestion window
+  // is full, but validation must not wait for it (RFC 9000 §9.4).
+  bool path_frames_only_ = false;
   bool peer_address_validated_ = false;  // server: the client's address
   uint64_t largest_non_probing_pn_ = 0;
 
@@ -351,6 +377,19 @@ class Connection final : public transmit::TransmitSource, private recovery::Loss
   recovery::LossDetection loss_;
   recovery::Pacer pacer_;
   EcnValidator ecn_;
+  // Packet numbers sent ECT-marked, per space, as a few ranges: marking
+  // changes only with the validator's state, so ranges stay few. The oldest
+  // range is forgotten when full (its packets then count as unmarked, which
+  // only makes validation more lenient).
+  struct MarkedRanges {
+    static constexpr size_t kMax = 8;
+    std::array<std::pair<uint64_t, uint64_t>, kMax> ranges{};  // [first, last]
+    size_t count = 0;
+    void add(uint64_t packet_number);
+    bool contains(uint64_t packet_number) const;
+  };
+  std::array<MarkedRanges, 3> ecn_marked_;
+  bool burst_ecn_marked_ = false;
   std::array<Space, 3> spaces_;
   SentFrameLog sent_frames_;
   std::array<PendingPacket, transmit::kMaxPacketsPerBurst> pending_{};

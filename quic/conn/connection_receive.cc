@@ -85,7 +85,22 @@ void Connection::handle_datagram(Instant now, const PathAddresses& path, transmi
       offset += header.packet_size;
       continue;
     }
+    // A client offering another version follows a server that chose it
+    // (RFC 9368 §4); if the packet does not open under its keys, the switch
+    // is undone (it was forged or corrupted).
+    const bool followed =
+        header.long_header && header.version != version_ && follow_server_version(header);
+    const uint64_t received_before = stats_.packets_received;
     process_packet(now, path_id, ecn, rest.first(header.packet_size), header, datagram);
+    if (followed && stats_.packets_received == received_before &&
+        state_ != ConnectionState::kClosed) {
+      version_ = original_version_;
+      if (!keys_.switch_initial_version(version_, initial_dcid_.span())) {
+        finish(CloseReason::kTransportError);
+        return;
+      }
+      keys_.discard_original_initial_read();
+    }
     offset += header.packet_size;
   }
 }
@@ -98,7 +113,14 @@ void Connection::process_packet(Instant now, uint32_t path_id, transmit::EcnCode
   Space& sp = space(space_id);
   auto drop = [this] { ++stats_.packets_dropped; };
 
-  if (header.long_header && header.version != version_) return drop();
+  // A server that switched versions (RFC 9368 §4) still reads the client's
+  // Initials in the version it started with, until the client follows.
+  const bool original_version = header.long_header && header.version != version_;
+  if (original_version &&
+      (role_ != wire::Role::kServer || header.version != original_version_ ||
+       header.type != PacketType::kInitial || keys_.original_initial_read_keys() == nullptr)) {
+    return drop();
+  }
   if (role_ == wire::Role::kClient) {
     if (header.type == PacketType::kZeroRtt) return drop();
     if (wire::check_server_initial_token(header) != wire::WireError::kOk) return drop();
@@ -110,7 +132,9 @@ void Connection::process_packet(Instant now, uint32_t path_id, transmit::EcnCode
     return drop();
   }
 
-  const crypto::HeaderProtectionKey* hp = keys_.read_header_protection(level);
+  const crypto::HeaderProtectionKey* hp =
+      original_version ? &keys_.original_initial_read_keys()->header_protection()
+                       : keys_.read_header_protection(level);
   if (hp == nullptr) return drop();
   std::span<const uint8_t> sample;
   if (wire::header_protection_sample(packet, header, sample) != wire::WireError::kOk) {
@@ -130,7 +154,9 @@ void Connection::process_packet(Instant now, uint32_t path_id, transmit::EcnCode
   const bool reserved_bits_error = pn_error == wire::WireError::kProtocolViolation;
 
   const crypto::ReadKeySelection selection =
-      keys_.select_read_key(level, fields.key_phase, fields.packet_number, now);
+      original_version ? crypto::ReadKeySelection{&keys_.original_initial_read_keys()->aead(),
+                                                  crypto::KeyGeneration::kCurrent}
+                       : keys_.select_read_key(level, fields.key_phase, fields.packet_number, now);
   if (selection.key == nullptr) return drop();
   std::span<uint8_t> body = packet.subspan(fields.payload_offset, fields.payload_size);
   if (body.size() < crypto::kAeadTagLength) return drop();
@@ -156,6 +182,7 @@ void Connection::process_packet(Instant now, uint32_t path_id, transmit::EcnCode
     }
     return;
   }
+  const uint64_t write_generation = keys_.key_phase().write_generation();
   if (level == EncryptionLevel::kApplication &&
       !keys_.on_packet_opened(level, selection.generation, fields.packet_number, now,
                               loss_.pto_duration(PacketNumberSpace::kApplication))) {
@@ -167,12 +194,25 @@ void Connection::process_packet(Instant now, uint32_t path_id, transmit::EcnCode
         false, 0);
     return;
   }
+  if (keys_.key_phase().write_generation() != write_generation) {
+    // We answered the peer's key update: our own next update waits for an
+    // acknowledgment of a packet sent under these keys (RFC 9001 §6.1).
+    packets_under_key_ = 0;
+    first_packet_in_phase_.reset();
+    current_phase_acked_ = false;
+    ++stats_.key_updates;
+  }
   if (reserved_bits_error) {
     enter_closing(now, transport_error(TransportErrorCode::kProtocolViolation, "reserved bits set"),
                   false, 0);
     return;
   }
   if (sp.acks.is_duplicate(fields.packet_number)) return drop();
+  // The client sent a packet in the negotiated version: it has switched.
+  if (role_ == wire::Role::kServer && header.long_header && !original_version &&
+      version_ != original_version_) {
+    keys_.discard_original_initial_read();
+  }
 
   // First packet of the peer: a client learns the server's CID (§7.2).
   if (role_ == wire::Role::kClient && header.type == PacketType::kInitial &&
@@ -238,8 +278,10 @@ void Connection::on_new_path(Instant now, uint32_t, bool non_probing, uint64_t) 
       paths_.add_and_validate(addresses, now, loss_.pto_duration(PacketNumberSpace::kApplication));
   paths_.path(id).bytes_received += pending_path_datagram_size_;
   if (non_probing) {
+    paths_.path(active_path_).in_use = false;
     active_path_ = id;
-    cc_->reset();
+    paths_.path(id).in_use = true;
+    cc_->reset_for_new_path(now);
     ecn_.reset_for_new_path();
     // Use a fresh CID towards the peer when it has given us one (§9.5).
     (void)peer_cids_.switch_to_unused();
@@ -346,6 +388,13 @@ TransportError Connection::on_frame(Instant now, uint32_t path_id, PacketType ty
         if (role_ == wire::Role::kServer && *validated == active_path_) {
           peer_address_validated_ = true;
         }
+        // RFC 9000 §8.2.1: a validation whose challenge the amplification
+        // limit kept below 1200 bytes is followed by one with a padded
+        // challenge, now that the path is not limited, to check its MTU.
+        if (!paths_.path(*validated).challenge_padded) {
+          paths_.start_validation(*validated, now,
+                                  loss_.pto_duration(PacketNumberSpace::kApplication));
+        }
       }
       return {};
     case FrameType::kConnectionCloseTransport:
@@ -401,13 +450,21 @@ TransportError Connection::on_frame(Instant now, uint32_t path_id, PacketType ty
 TransportError Connection::on_ack_frame(Instant now, PacketNumberSpace space_id,
                                         const wire::Frame& frame) {
   acked_in_frame_ = 0;
+  ecn_marked_in_frame_ = 0;
   const bool has_ecn = frame.type == FrameType::kAckEcn;
+  const std::optional<uint64_t> largest_before = loss_.largest_acked(space_id);
   const wire::WireError error = loss_.on_ack_received(now, space_id, frame.ack, has_ecn, *this);
   if (error != wire::WireError::kOk) {
     return from_wire(error, "ACK of a packet never sent", static_cast<uint64_t>(frame.type));
   }
   if (acked_in_frame_ != 0) {
-    (void)ecn_.on_ack(space_id, ecn_marked_in_frame_, has_ecn ? &frame.ack.ecn : nullptr);
+    // RFC 9000 §13.4.2.1: only an ACK that raises the largest acknowledged
+    // may fail validation. CE marks are a congestion signal loss detection
+    // already acted on (RFC 9002 §B.7).
+    const std::optional<uint64_t> largest_after = loss_.largest_acked(space_id);
+    const bool increased = largest_after && (!largest_before || *largest_after > *largest_before);
+    (void)ecn_.on_ack(space_id, ecn_marked_in_frame_, has_ecn ? &frame.ack.ecn : nullptr,
+                      increased);
   }
   ecn_marked_in_frame_ = 0;
   return {};

@@ -14,7 +14,7 @@ using wire::PacketNumberSpace;
 void Connection::on_packet_acked(PacketNumberSpace space_id, uint64_t packet_number,
                                  const recovery::SentPacket& packet) {
   ++acked_in_frame_;
-  if (ecn_.state() != EcnValidator::State::kFailed) ++ecn_marked_in_frame_;
+  if (ecn_marked_[static_cast<size_t>(space_id)].contains(packet_number)) ++ecn_marked_in_frame_;
   if (space_id == PacketNumberSpace::kApplication && first_packet_in_phase_ &&
       packet_number >= *first_packet_in_phase_) {
     current_phase_acked_ = true;
@@ -64,6 +64,7 @@ void Connection::on_frame_acked(PacketNumberSpace space_id, const SentFrame& fra
       }
       break;
     case SentFrameType::kRetireConnectionId: peer_cids_.on_retire_frame_acked(frame.offset); break;
+    case SentFrameType::kHandshakeDone: handshake_done_acked_ = true; break;
     default: break;
   }
 }
@@ -136,8 +137,9 @@ Instant Connection::next_timeout() const {
   if (state_ == ConnectionState::kClosing || state_ == ConnectionState::kDraining) {
     return close_deadline_;
   }
-  Instant deadline = std::min({idle_deadline_, handshake_deadline_, loss_.timer(), pacing_deadline_,
-                               paths_.next_deadline()});
+  const Instant loss_timer = probes_unsent() ? kNever : loss_.timer();
+  Instant deadline = std::min(
+      {idle_deadline_, handshake_deadline_, loss_timer, pacing_deadline_, paths_.next_deadline()});
   for (const Space& sp : spaces_) {
     if (!sp.discarded) deadline = std::min(deadline, sp.acks.ack_deadline());
   }
@@ -163,7 +165,11 @@ void Connection::handle_timeout(Instant now) {
     return;
   }
   if (pacing_deadline_ <= now) pacing_deadline_ = kNever;
-  if (loss_.timer() <= now) {
+  // The PTO is measured from the last ack-eliciting packet, which may be
+  // long past (e.g. the 1-RTT space's when the handshake spaces are
+  // discarded): without this guard it would fire again and again at the
+  // same instant, multiplying the backoff while a single probe goes out.
+  if (loss_.timer() <= now && !probes_unsent()) {
     loss_.on_timeout(now, *this);
     // A probe of the handshake spaces carries the unacknowledged CRYPTO data
     // again rather than a bare PING, so a lost flight is repaired in one PTO.
@@ -174,6 +180,15 @@ void Connection::handle_timeout(Instant now) {
         sp.crypto_lost.insert(range.begin, range.end);
       }
       sp.crypto_in_flight.clear();
+    }
+    // Likewise a server's 1-RTT probe carries HANDSHAKE_DONE again until it is
+    // acknowledged (RFC 9002 §6.2.4 allows previously sent data in probes):
+    // until then the client cannot confirm the handshake, and its own probes
+    // go to the Handshake space the server has discarded, so a bare PING
+    // would need one more round trip (its ACK) to repair the loss.
+    if (role_ == wire::Role::kServer && handshake_complete_ && !handshake_done_acked_ &&
+        loss_.probes_pending(PacketNumberSpace::kApplication) != 0) {
+      handshake_done_pending_ = true;
     }
   }
   std::array<uint32_t, PathTable::kMaxPaths> failed;
@@ -207,6 +222,14 @@ void Connection::reset_idle_timer(Instant now) {
   // RFC 9000 §10.1: at least three PTOs, so probes get a chance.
   const Duration pto = loss_.pto_duration(PacketNumberSpace::kApplication);
   idle_deadline_ = now + std::max<Duration>(idle_timeout_, 3 * pto);
+}
+
+bool Connection::probes_unsent() const {
+  for (const PacketNumberSpace s : {PacketNumberSpace::kInitial, PacketNumberSpace::kHandshake,
+                                    PacketNumberSpace::kApplication}) {
+    if (loss_.probes_pending(s) != 0) return true;
+  }
+  return false;
 }
 
 Duration Connection::closing_period() const {

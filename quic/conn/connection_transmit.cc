@@ -66,7 +66,13 @@ transmit::BurstStatus Connection::poll_transmit(Instant now, transmit::BurstBuil
   transmit::BurstParams params;
   params.path_id = burst_path_;
   params.ecn = ecn_.codepoint_to_send();
-  params.amplification_budget = paths_.amplification_budget(burst_path_);
+  burst_ecn_marked_ = params.ecn != transmit::EcnCodepoint::kNotEct;
+  // The anti-amplification limit protects a peer address we have not
+  // validated (RFC 9000 §8, §9.3): only a server sees its peer move. A
+  // client probing a path of its own (migration, preferred address) sends
+  // to the server's address, which it trusts.
+  params.amplification_budget =
+      role_ == wire::Role::kServer ? paths_.amplification_budget(burst_path_) : UINT64_MAX;
   const uint64_t cwnd = cc_->congestion_window();
   const uint64_t in_flight = loss_.bytes_in_flight();
   params.congestion_budget = cwnd > in_flight ? cwnd - in_flight : 0;
@@ -75,12 +81,20 @@ transmit::BurstStatus Connection::poll_transmit(Instant now, transmit::BurstBuil
     if (loss_.probes_pending(static_cast<PacketNumberSpace>(s)) != 0) probing = true;
   }
   if (probing || state_ == ConnectionState::kClosing) params.congestion_budget = UINT64_MAX;
+  // PATH_CHALLENGE and PATH_RESPONSE go out even with the window full (a
+  // migration resets it while the old path's packets are still in flight):
+  // one datagram carrying nothing else (RFC 9000 §9.4 allows exceptions for
+  // probe packets).
+  const bool path_frames_due =
+      state_ != ConnectionState::kClosing &&
+      (paths_.response_due(burst_path_) || paths_.challenge_due(burst_path_));
+  path_frames_only_ = path_frames_due && params.congestion_budget < lent.segment_size;
 
   pacer_.update(cwnd, loss_.rtt().smoothed_rtt(), lent.segment_size);
   size_t allowed = pacer_.datagrams_allowed(now);
-  if (allowed == 0) {
-    // ACKs, probes and closes are not held back by pacing.
-    bool urgent = probing || state_ == ConnectionState::kClosing;
+  if (allowed == 0 || path_frames_only_) {
+    // ACKs, probes, path validation and closes are not held back by pacing.
+    bool urgent = probing || path_frames_due || state_ == ConnectionState::kClosing;
     for (const Space& sp : spaces_) {
       if (!sp.discarded && sp.acks.ack_required(now)) urgent = true;
     }
@@ -88,6 +102,10 @@ transmit::BurstStatus Connection::poll_transmit(Instant now, transmit::BurstBuil
       pacing_deadline_ = pacer_.next_send_time(now);
       return transmit::BurstStatus::kOk;
     }
+    allowed = 1;
+  }
+  if (path_frames_only_) {
+    params.congestion_budget = lent.segment_size;
     allowed = 1;
   }
   params.max_datagrams = std::min(allowed, lent.datagrams.size());
@@ -99,6 +117,7 @@ transmit::BurstStatus Connection::poll_transmit(Instant now, transmit::BurstBuil
     sp.probes_in_burst = 0;
   }
   const transmit::BurstStatus status = builder.build(*this, lent, params, out);
+  path_frames_only_ = false;
   pending_count_ = 0;
   pending_sent_ = 0;
   if (status == transmit::BurstStatus::kSealFailed) {
@@ -245,10 +264,22 @@ transmit::PacketContents Connection::write_frames(EncryptionLevel level,
             sent_frames_.add(
                 SentFrame{.stream_id = burst_path_, .type = SentFrameType::kPathChallenge});
             contents.needs_initial_padding = true;  // RFC 9000 §8.2.1
+            pending.path_challenge = true;
           }
         }
-        write_crypto_frames(level, writer, contents);
-        if (level == EncryptionLevel::kApplication && burst_path_ == active_path_) {
+        // A second probe repeats the unacknowledged CRYPTO data when the
+        // first one carried all of it (RFC 9002 §6.2.4: two probes so that a
+        // single loss does not cost another, doubled, PTO).
+        if (probe && sp.probes_in_burst != 0 && sp.crypto_lost.empty() &&
+            level != EncryptionLevel::kApplication) {
+          for (const RangeSet::Range& range : sp.crypto_in_flight.ranges()) {
+            sp.crypto_lost.insert(range.begin, range.end);
+          }
+          sp.crypto_in_flight.clear();
+        }
+        if (!path_frames_only_) write_crypto_frames(level, writer, contents);
+        if (level == EncryptionLevel::kApplication && burst_path_ == active_path_ &&
+            !path_frames_only_) {
           write_control_frames(writer, contents);
           write_stream_frames(writer, contents);
         }
@@ -480,6 +511,9 @@ void Connection::write_stream_frames(transmit::PacketPayloadWriter& writer,
 
 bool Connection::write_close_frame(EncryptionLevel level, wire::ByteWriter& writer) {
   wire::Frame frame;
+  // Frame's union starts as PADDING: make every close field defined (the
+  // encoder refuses an application close with a non-zero frame type).
+  frame.connection_close = wire::ConnectionCloseFrame{};
   // RFC 9000 §10.2.3: an application close in Initial or Handshake packets
   // becomes a transport close with APPLICATION_ERROR and no reason.
   const bool application_visible = level == EncryptionLevel::kApplication;
@@ -516,6 +550,13 @@ void Connection::on_packet_sent(const transmit::SentPacketInfo& info) {
   (void)loss_.on_packet_sent(now_, space_id, info.packet_number, record);
   if (pending.ack_written) (void)sp.acks.on_ack_sent(now_);
   if (pending.probe && info.ack_eliciting) loss_.on_probe_sent(space_id);
+  ecn_.on_packet_sent(space_id, burst_ecn_marked_);
+  if (burst_ecn_marked_) ecn_marked_[static_cast<size_t>(space_id)].add(info.packet_number);
+  // A 1-RTT packet ends its datagram, so its size alone reaching 1200 bytes
+  // shows the datagram did (RFC 9000 §8.2.1).
+  if (pending.path_challenge && info.size >= wire::kMinInitialDatagramSize) {
+    paths_.path(burst_path_).challenge_padded = true;
+  }
   if (info.ack_eliciting) {
     // RFC 9000 §10.1: the idle timer restarts on the first ack-eliciting
     // packet sent after a packet was received.
@@ -533,6 +574,25 @@ void Connection::on_packet_sent(const transmit::SentPacketInfo& info) {
       !initial_discarded_) {
     discard_space(now_, PacketNumberSpace::kInitial);
   }
+}
+
+void Connection::MarkedRanges::add(uint64_t packet_number) {
+  if (count != 0 && ranges[count - 1].second + 1 == packet_number) {
+    ranges[count - 1].second = packet_number;
+    return;
+  }
+  if (count == kMax) {
+    std::copy(ranges.begin() + 1, ranges.end(), ranges.begin());
+    --count;
+  }
+  ranges[count++] = {packet_number, packet_number};
+}
+
+bool Connection::MarkedRanges::contains(uint64_t packet_number) const {
+  for (size_t i = 0; i < count; ++i) {
+    if (packet_number >= ranges[i].first && packet_number <= ranges[i].second) return true;
+  }
+  return false;
 }
 
 }  // namespace dpquic::conn

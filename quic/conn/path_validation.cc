@@ -88,6 +88,7 @@ uint32_t PathTable::add_and_validate(const PathAddresses& addresses, Instant now
 void PathTable::start_validation(uint32_t id, Instant now, Duration pto) {
   PathState& state = paths_[id];
   old_challenge_count_[id] = 0;
+  state.challenge_padded = false;
   new_challenge(id);
   const Duration timeout = std::max(3 * pto, 6 * recovery::kInitialRtt);
   state.validation_deadline = now > kNever - timeout ? kNever - 1 : now + timeout;

@@ -36,6 +36,10 @@ struct PathState {
   // The connection sends on this path now (set by the connection; path 0 at
   // creation). Paths in use are never evicted.
   bool in_use = false;
+  // A PATH_CHALLENGE of the open validation went out in a datagram of at
+  // least 1200 bytes (set by the connection). A validation without one
+  // proves the address but not the path MTU (RFC 9000 §8.2.1).
+  bool challenge_padded = false;
 };
 
 class PathTable {

@@ -95,7 +95,8 @@ void Endpoint::handle_datagram(Instant now, const conn::PathAddresses& path,
         should_send_version_negotiation(header, bytes.size())) {
       if (StatelessReply* reply = reserve_reply(now, true)) {
         const size_t length =
-            write_version_negotiation(header.dcid, header.scid, random_.next_u64(), reply->bytes);
+            write_version_negotiation(header.dcid, header.scid, config_.connection.versions,
+                                      random_.next_u64(), reply->bytes);
         if (length != 0) {
           reply->path = path;
           reply->length = static_cast<uint16_t>(length);

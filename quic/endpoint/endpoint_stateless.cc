@@ -27,10 +27,28 @@ void Endpoint::accept_initial(Instant now, const conn::PathAddresses& path,
                               transmit::EcnCodepoint ecn, std::span<uint8_t> bytes,
                               const wire::ParsedHeader& header) {
   if (wire::check_client_initial_datagram_size(bytes.size()) != wire::WireError::kOk ||
-      wire::check_client_initial_dcid(header) != wire::WireError::kOk ||
-      std::find(config_.connection.versions.begin(), config_.connection.versions.end(),
-                header.version) == config_.connection.versions.end()) {
+      wire::check_client_initial_dcid(header) != wire::WireError::kOk) {
     ++stats_.datagrams_dropped;
+    return;
+  }
+  if (std::find(config_.connection.versions.begin(), config_.connection.versions.end(),
+                header.version) == config_.connection.versions.end()) {
+    // A version the parser knows but this server does not offer: Version
+    // Negotiation, as for any unknown version (RFC 9000 §6.1).
+    StatelessReply* reply = reserve_reply(now, true);
+    const size_t length =
+        reply == nullptr
+            ? 0
+            : write_version_negotiation(header.dcid, header.scid, config_.connection.versions,
+                                        random_.next_u64(), reply->bytes);
+    if (length == 0) {
+      ++stats_.datagrams_dropped;
+      return;
+    }
+    reply->path = path;
+    reply->length = static_cast<uint16_t>(length);
+    ++replies_count_;
+    ++stats_.version_negotiations_sent;
     return;
   }
   const uint64_t now_us = now / 1000;
@@ -92,11 +110,19 @@ void Endpoint::accept_initial(Instant now, const conn::PathAddresses& path,
       std::make_unique<Connection>(core_, config_.connection, wire::Role::kServer, slot);
   ++connection_count_;
   ++half_open_count_;
-  ++stats_.connections_accepted;
   retry_policy_.on_connection_accepted(now);
   if (slot.connection->start_server(now, path, start)) {
     slot.connection->handle_datagram(now, path, ecn, bytes);
+    // No packet of the datagram authenticated (corrupted in transit, or
+    // forged): keep no state for it, as if it had been dropped before
+    // demultiplexing (RFC 9000 §5.2.2, RFC 9001 §5.3).
+    if (slot.connection->stats().packets_received == 0 && !slot.connection->is_finished()) {
+      free_slot(*handle);
+      ++stats_.datagrams_dropped;
+      return;
+    }
   }
+  ++stats_.connections_accepted;
   after_call(*handle);
 }
 
@@ -124,6 +150,7 @@ void Endpoint::refuse_initial(const conn::PathAddresses& path, const wire::Parse
   if (!wire::encode_long_header(writer, fields, encoded)) return;
   wire::Frame frame;
   frame.type = wire::FrameType::kConnectionCloseTransport;
+  frame.connection_close = wire::ConnectionCloseFrame{};  // frame type 0, no reason
   frame.connection_close.error_code = static_cast<uint64_t>(code);
   if (!wire::encode_frame(writer, frame)) return;
   // Enough payload for the header protection sample (RFC 9001 §5.4.2).

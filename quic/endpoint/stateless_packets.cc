@@ -25,6 +25,14 @@ size_t write_version_negotiation(std::span<const uint8_t> received_dcid,
                                          entropy);
 }
 
+size_t write_version_negotiation(std::span<const uint8_t> received_dcid,
+                                 std::span<const uint8_t> received_scid,
+                                 std::span<const uint32_t> versions, uint64_t entropy,
+                                 std::span<uint8_t> out) {
+  wire::ByteWriter writer(out);
+  return wire::build_version_negotiation(writer, received_dcid, received_scid, versions, entropy);
+}
+
 // --- Retry ------------------------------------------------------------------------
 
 size_t write_retry_with_token(const crypto::RetryIntegrity& integrity, uint32_t version,

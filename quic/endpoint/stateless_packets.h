@@ -43,6 +43,12 @@ bool should_send_version_negotiation(const wire::ParsedHeader& header, size_t da
 size_t write_version_negotiation(std::span<const uint8_t> received_dcid,
                                  std::span<const uint8_t> received_scid, uint64_t entropy,
                                  std::span<uint8_t> out);
+// The same, offering `versions` (an endpoint's configured versions) instead
+// of kOfferedVersions.
+size_t write_version_negotiation(std::span<const uint8_t> received_dcid,
+                                 std::span<const uint8_t> received_scid,
+                                 std::span<const uint32_t> versions, uint64_t entropy,
+                                 std::span<uint8_t> out);
 
 // --- Retry ------------------------------------------------------------------------
 

@@ -85,6 +85,14 @@ class CongestionController {
   // Back to the initial state: the connection moved to a new path, whose
   // capacity says nothing about the old one's (RFC 9000 §9.4).
   virtual void reset() = 0;
+  // reset(), and packets sent at or before `now` (on the old path) no longer
+  // count: their acknowledgments do not grow the new window and their losses
+  // do not shrink it (RFC 9000 §9.4: "Packets sent on the old path MUST NOT
+  // contribute to congestion control ... for the new path").
+  virtual void reset_for_new_path(Instant now) {
+    (void)now;
+    reset();
+  }
 };
 
 }  // namespace dpquic::recovery

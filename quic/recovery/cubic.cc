@@ -166,4 +166,9 @@ void Cubic::on_persistent_congestion(Instant) {
 
 void Cubic::reset() { *this = Cubic(max_datagram_size_, hystart_enabled_); }
 
+void Cubic::reset_for_new_path(Instant now) {
+  reset();
+  recovery_.begin(now);  // in_recovery(): ignored for growth and reduction
+}
+
 }  // namespace dpquic::recovery

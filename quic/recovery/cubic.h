@@ -39,6 +39,7 @@ class Cubic final : public CongestionController {
   uint64_t slow_start_threshold() const override { return slow_start_threshold_; }
   bool in_slow_start() const override { return congestion_window_ < slow_start_threshold_; }
   void reset() override;
+  void reset_for_new_path(Instant now) override;
   bool in_recovery(Instant time_sent) const override;
   CongestionControlAlgorithm algorithm() const override {
     return CongestionControlAlgorithm::kCubic;

@@ -57,4 +57,9 @@ void NewReno::on_persistent_congestion(Instant) {
 
 void NewReno::reset() { *this = NewReno(max_datagram_size_); }
 
+void NewReno::reset_for_new_path(Instant now) {
+  reset();
+  recovery_.begin(now);  // in_recovery(): ignored for growth and reduction
+}
+
 }  // namespace dpquic::recovery

@@ -16,6 +16,11 @@ void PerfServer::run(Instant) {
     const uint64_t stream = event.event.stream_id;
     switch (event.event.type) {
       case conn::ConnectionEventType::kEstablished: ++established_; break;
+      case conn::ConnectionEventType::kClosed:
+        // The handle will name a new connection later: forget this one's
+        // responses (same stream ids).
+        std::erase_if(responses_, [&](const auto& entry) { return entry.first.first == handle; });
+        break;
       case conn::ConnectionEventType::kStreamReadable: {
         Response& response = responses_[{handle, stream}];
         bool fin = false;
@@ -94,7 +99,9 @@ void PerfClient::try_send_requests() {
         },
         owned);
     (void)endpoint_.send(request.handle, *stream, std::move(chunk), true);
-    downloads_[{request.handle, *stream}].expected = request.size;
+    // A fresh record: a handle (and its stream ids) may have served an
+    // earlier, closed connection.
+    downloads_[{request.handle, *stream}] = Download{.expected = request.size};
     pending_.erase(pending_.begin() + static_cast<std::ptrdiff_t>(i));
   }
 }

@@ -64,6 +64,16 @@ class PerfClient {
   uint64_t established() const { return established_; }
   uint64_t closed() const { return closed_; }
   const std::vector<conn::ConnectionEvent>& close_events() const { return close_events_; }
+  // Bytes received so far on one download (0 if unknown), and whether it
+  // finished.
+  uint64_t received_on(endpoint::ConnectionHandle handle, uint64_t stream) const {
+    auto it = downloads_.find({handle, stream});
+    return it == downloads_.end() ? 0 : it->second.received;
+  }
+  bool done_on(endpoint::ConnectionHandle handle, uint64_t stream) const {
+    auto it = downloads_.find({handle, stream});
+    return it != downloads_.end() && it->second.done;
+  }
 
  private:
   struct Pending {

@@ -1,0 +1,140 @@
+// Per-packet CPU cost of the whole endpoint, with null I/O: a server
+// endpoint streams a perf download to a client endpoint in the same thread;
+// datagrams go from one's poll_transmit straight into the other's
+// handle_datagram (no sockets, no simulator, real TLS 1.3 and AES-128-GCM).
+// Counters, from rdtsc around each side's calls:
+// - send_cycles_per_packet: the server's poll_transmit (burst building,
+//   sealing, recovery bookkeeping, stream scheduling) per data packet;
+// - receive_cycles_per_packet: the client's handle_datagram (header and
+//   packet protection removal, frame parsing, reassembly, ACK tracking) per
+//   data packet;
+// - app_read_cycles_per_packet: the test application reading the bytes out
+//   and checking each one against the generator (not endpoint work);
+// - ack_cycles_per_packet: the server's handle_datagram for the client's
+//   ACK packets, per data packet acknowledged;
+// - allocations_per_packet after the first iteration (warm-up).
+#include <benchmark/benchmark.h>
+#include <sched.h>
+#include <x86intrin.h>
+
+#include <array>
+#include <optional>
+#include <vector>
+
+#include "tests/quic/harness/perf_app.h"
+#include "tests/quic/harness/quic_pair.h"
+#include "tests/util/allocation_counter.h"
+
+namespace {
+
+using namespace dpquic;
+using namespace dpquic::harness;
+
+constexpr size_t kSegment = 1472;
+constexpr size_t kBurst = 32;
+
+struct Ferry {
+  std::vector<uint8_t> storage = std::vector<uint8_t>(kSegment * kBurst);
+  std::array<uint8_t*, kBurst> slices{};
+  Ferry() {
+    for (size_t i = 0; i < kBurst; ++i) slices[i] = storage.data() + i * kSegment;
+  }
+  transmit::BurstBuffers buffers() {
+    transmit::BurstBuffers b;
+    b.datagrams = slices;
+    b.capacity = kSegment;
+    b.segment_size = kSegment;
+    b.mode = transmit::BurstMode::kIndependent;
+    return b;
+  }
+};
+
+void BM_EndpointDownload(benchmark::State& state) {
+  const uint64_t bytes_per_iteration = static_cast<uint64_t>(state.range(0)) << 20;
+  PairOptions options;
+  options.client.connection.transport.max_stream_window = 64 << 20;
+  options.client.connection.transport.max_connection_window = 64 << 20;
+  QuicPair pair(options);
+  PerfServer server_app(*pair.server, 64 * 1024);
+  PerfClient client_app(*pair.client);
+  Ferry ferry;
+  Instant now = kSimulationStart;
+  const auto handle = pair.connect();
+  uint64_t send_cycles = 0, receive_cycles = 0, read_cycles = 0, ack_cycles = 0, data_packets = 0;
+  uint64_t allocations = 0, measured_packets = 0;
+  bool warm = false;
+
+  for (auto _ : state) {
+    const uint64_t target = client_app.completed() + 1;
+    client_app.request(handle, bytes_per_iteration);
+    std::optional<dpquic::testing::AllocationWindow> window;
+    if (warm) window.emplace();
+    const uint64_t packets_before = data_packets;
+    while (client_app.completed() < target) {
+      now += 20'000;  // 20 us per round: the "RTT" the endpoints see
+      pair.server->handle_timeout(now);
+      pair.client->handle_timeout(now);
+      server_app.run(now);
+      transmit::BurstDescriptor out;
+      conn::PathAddresses path;
+      for (;;) {
+        uint64_t start = __rdtsc();
+        const bool more = pair.server->poll_transmit(now, ferry.buffers(), out, path);
+        send_cycles += __rdtsc() - start;
+        if (!more) break;
+        start = __rdtsc();
+        for (size_t i = 0; i < out.datagram_count; ++i) {
+          pair.client->handle_datagram(now, {path.remote, path.local}, out.ecn,
+                                       {ferry.slices[i], out.lengths[i]});
+        }
+        receive_cycles += __rdtsc() - start;
+        start = __rdtsc();
+        client_app.run(now);
+        read_cycles += __rdtsc() - start;
+        data_packets += out.datagram_count;
+      }
+      client_app.run(now);
+      while (pair.client->poll_transmit(now, ferry.buffers(), out, path)) {
+        const uint64_t start = __rdtsc();
+        for (size_t i = 0; i < out.datagram_count; ++i) {
+          pair.server->handle_datagram(now, {path.remote, path.local}, out.ecn,
+                                       {ferry.slices[i], out.lengths[i]});
+        }
+        ack_cycles += __rdtsc() - start;
+      }
+    }
+    if (window) {
+      allocations += window->count();
+      measured_packets += data_packets - packets_before;
+    }
+    warm = true;
+  }
+  if (client_app.mismatches() != 0) state.SkipWithError("byte mismatch");
+  const double packets = static_cast<double>(data_packets);
+  state.counters["send_cycles_per_packet"] = static_cast<double>(send_cycles) / packets;
+  state.counters["receive_cycles_per_packet"] = static_cast<double>(receive_cycles) / packets;
+  state.counters["app_read_cycles_per_packet"] = static_cast<double>(read_cycles) / packets;
+  state.counters["ack_cycles_per_packet"] = static_cast<double>(ack_cycles) / packets;
+  state.counters["allocations_per_packet"] =
+      measured_packets == 0
+          ? 0.0
+          : static_cast<double>(allocations) / static_cast<double>(measured_packets);
+  state.counters["packets"] = packets;
+  state.SetBytesProcessed(static_cast<int64_t>(client_app.bytes_received()));
+}
+BENCHMARK(BM_EndpointDownload)->Arg(64)->Iterations(4)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // One core, as a shard would run.
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(0, &set);
+  (void)sched_setaffinity(0, sizeof(set), &set);
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
