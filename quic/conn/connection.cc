@@ -508,7 +508,7 @@ Connection::Stream& Connection::create_stream(uint64_t id) {
   stream.in_send_queue = false;
   stream.readable_event_pending = false;
   stream.write_blocked = false;
-  stream.stop_reported = false;
+  stream.reset_reported = false;
   stream.highest_received = 0;
   stream.consumed_counted = 0;
   stream.id = id;

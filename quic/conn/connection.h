@@ -72,6 +72,7 @@ enum class ConnectionEventType : uint8_t {
   kStreamOpened,    // the peer opened a stream (it may not be readable yet)
   kStreamReadable,  // data, FIN or a reset to read
   kStreamWritable,  // flow-control or buffer room after a refused send
+  kStreamReset,     // the peer reset the stream (error_code); read() then ends it
   kStreamStopped,   // the peer sent STOP_SENDING (we reset the stream)
   kDatagram,        // read_datagram() has a datagram
   kClosed,          // the connection is gone; error_code/reason say why

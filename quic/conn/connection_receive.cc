@@ -278,10 +278,17 @@ void Connection::on_new_path(Instant now, uint32_t, bool non_probing, uint64_t) 
       paths_.add_and_validate(addresses, now, loss_.pto_duration(PacketNumberSpace::kApplication));
   paths_.path(id).bytes_received += pending_path_datagram_size_;
   if (non_probing) {
-    paths_.path(active_path_).in_use = false;
+    // RFC 9000 §9.3.3: an apparent migration may be an attacker forwarding
+    // copies; validating the previous path makes the genuine peer send on it
+    // again, which moves the connection back.
+    const uint32_t previous = active_path_;
+    paths_.path(previous).in_use = false;
     active_path_ = id;
     paths_.path(id).in_use = true;
+    paths_.start_validation(previous, now, loss_.pto_duration(PacketNumberSpace::kApplication));
     cc_->reset_for_new_path(now);
+    // §9.4: a port-only change (NAT rebinding) may keep the RTT estimate.
+    if (!paths_.path(previous).addresses.remote.same_ip(addresses.remote)) loss_.reset_rtt();
     ecn_.reset_for_new_path();
     // Use a fresh CID towards the peer when it has given us one (§9.5).
     (void)peer_cids_.switch_to_unused();
@@ -569,6 +576,14 @@ TransportError Connection::on_reset_stream(const wire::ResetStreamFrame& frame) 
     }
   }
   account_consumed(*stream);
+  if (stream->receive->reset_received() && !stream->reset_reported) {
+    stream->reset_reported = true;
+    ConnectionEvent event;
+    event.type = ConnectionEventType::kStreamReset;
+    event.stream_id = stream->id;
+    event.error_code = frame.application_error_code;
+    push_event(event);
+  }
   push_stream_event(*stream, ConnectionEventType::kStreamReadable);
   return {};
 }

@@ -20,7 +20,7 @@ struct Connection::Stream {
   bool in_send_queue = false;
   bool readable_event_pending = false;
   bool write_blocked = false;  // a send was refused: report kStreamWritable later
-  bool stop_reported = false;
+  bool reset_reported = false;
   uint64_t highest_received = 0;  // for connection-level flow control
   uint64_t consumed_counted = 0;  // receive->connection_consumed() already credited
 };

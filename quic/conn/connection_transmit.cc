@@ -48,7 +48,7 @@ transmit::BurstStatus Connection::poll_transmit(Instant now, transmit::BurstBuil
   burst_path_ = active_path_;
   if (state_ != ConnectionState::kClosing) {
     for (uint32_t id = 0; id < PathTable::kMaxPaths; ++id) {
-      if (id == active_path_ || !paths_.path(id).in_use) continue;
+      if (id == active_path_ || !paths_.exists(id)) continue;
       if (paths_.response_due(id) || paths_.challenge_due(id)) {
         burst_path_ = id;
         break;

@@ -285,6 +285,16 @@ void Endpoint::close(Instant now, ConnectionHandle handle, uint64_t error_code,
   after_call(handle);
 }
 
+void Endpoint::reset_connections() {
+  for (auto& slot : slots_) {
+    if (slot->connection) free_slot(slot->handle);
+    slot->in_event_queue = false;
+  }
+  while (!transmit_queue_.empty()) transmit_queue_.pop();
+  while (!event_queue_.empty()) event_queue_.pop();
+  timers_.clear();
+}
+
 // --- Slots, timers and queues
 // ---------------------------------------------------------------------
 

@@ -126,6 +126,10 @@ class Endpoint {
                         bool fin);
   size_t read(ConnectionHandle handle, uint64_t stream_id, std::span<uint8_t> out, bool& fin);
   void close(Instant now, ConnectionHandle handle, uint64_t error_code, const char* reason);
+  // Drops every connection at once, sending nothing and delivering no more
+  // events: for shutdown after the graceful close had its time, and for an
+  // application about to destroy the ChunkPool its queued data lives in.
+  void reset_connections();
 
   // --- State -----------------------------------------------------------------------
   size_t connection_count() const { return connection_count_; }

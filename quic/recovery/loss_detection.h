@@ -151,6 +151,9 @@ class LossDetection {
   // datagram unblocks it the timer is re-armed; if timer() <= now the caller
   // calls on_timeout() at once (§A.6 OnDatagramReceived).
   void set_amplification_blocked(Instant now, bool blocked);
+  // The connection moved to a path whose round trip says nothing about the
+  // old one's (RFC 9000 §9.4): the estimator restarts from initial_rtt.
+  void reset_rtt() { rtt_ = RttEstimator(config_.initial_rtt); }
   // The peer's max_ack_delay and ack_delay_exponent transport parameters.
   void set_peer_ack_params(Duration max_ack_delay, uint64_t ack_delay_exponent);
   // The sender is not using the window it has (§7.8): acknowledgments then

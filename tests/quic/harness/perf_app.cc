@@ -2,11 +2,23 @@
 
 #include <algorithm>
 #include <array>
+#include <memory>
+#include <vector>
 
 namespace dpquic::harness {
 
+namespace {
+
+transmit::ChunkPool& pool_until_exit(size_t chunk_size) {
+  static std::vector<std::unique_ptr<transmit::ChunkPool>> pools;
+  pools.push_back(std::make_unique<transmit::ChunkPool>(chunk_size, 512));
+  return *pools.back();
+}
+
+}  // namespace
+
 PerfServer::PerfServer(endpoint::Endpoint& endpoint, size_t chunk_size)
-    : endpoint_(endpoint), chunk_size_(chunk_size), pool_(chunk_size, 512) {}
+    : endpoint_(endpoint), chunk_size_(chunk_size), pool_(pool_until_exit(chunk_size)) {}
 
 void PerfServer::run(Instant) {
   endpoint::EndpointEvent event;
@@ -15,10 +27,11 @@ void PerfServer::run(Instant) {
     const auto handle = event.connection;
     const uint64_t stream = event.event.stream_id;
     switch (event.event.type) {
-      case conn::ConnectionEventType::kEstablished: ++established_; break;
+      case conn::ConnectionEventType::kEstablished:
       case conn::ConnectionEventType::kClosed:
-        // The handle will name a new connection later: forget this one's
-        // responses (same stream ids).
+        // A handle names a new connection later (after reset_connections
+        // without any close event): forget the old one's responses.
+        if (event.event.type == conn::ConnectionEventType::kEstablished) ++established_;
         std::erase_if(responses_, [&](const auto& entry) { return entry.first.first == handle; });
         break;
       case conn::ConnectionEventType::kStreamReadable: {

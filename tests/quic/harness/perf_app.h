@@ -43,7 +43,9 @@ class PerfServer {
 
   endpoint::Endpoint& endpoint_;
   size_t chunk_size_;
-  transmit::ChunkPool pool_;
+  // Tests declare the app after the endpoints, so connections still hold
+  // chunks when the app goes: its pool lives until the process exits.
+  transmit::ChunkPool& pool_;
   std::map<std::pair<endpoint::ConnectionHandle, uint64_t>, Response> responses_;
   uint64_t responses_completed_ = 0;
   uint64_t bytes_queued_ = 0;
