@@ -547,7 +547,20 @@ void Connection::on_packet_sent(const transmit::SentPacketInfo& info) {
   record.size = static_cast<uint16_t>(info.size);
   record.ack_eliciting = info.ack_eliciting;
   record.in_flight = info.in_flight;
-  (void)loss_.on_packet_sent(now_, space_id, info.packet_number, record);
+  if (!loss_.on_packet_sent(now_, space_id, info.packet_number, record)) {
+    if (sp.discarded) {
+      // Sent after its keys were dropped in this burst: nothing to track.
+      sent_frames_.consume(pending.frames, [](const SentFrame&) {});
+      return;
+    }
+    // The sent-packet ring is at its bound: the packet could never be
+    // acknowledged or declared lost, so its frames would be stranded.
+    enter_closing(
+        now_,
+        transport_error(wire::TransportErrorCode::kInternalError, "too many packets in flight"),
+        false, 0);
+    return;
+  }
   if (pending.ack_written) (void)sp.acks.on_ack_sent(now_);
   if (pending.probe && info.ack_eliciting) loss_.on_probe_sent(space_id);
   ecn_.on_packet_sent(space_id, burst_ecn_marked_);

@@ -28,6 +28,7 @@
 #include "quic/wire/version.h"
 #include "tests/quic/transmit/null_sealer.h"
 #include "tests/quic/transmit/scripted_source.h"
+#include "tools/bench/bench_keys.h"
 
 namespace {
 
@@ -48,8 +49,7 @@ void pin_to_current_core() {
 void run_bursts(benchmark::State& state, PacketSealer& sealer, const crypto::MbManager& mb) {
   pin_to_current_core();
   crypto::PacketKeys keys;
-  if (!keys.derive(mb, crypto::CipherSuite::kAes128Gcm, wire::kVersion1,
-                   std::vector<uint8_t>(32, 0x42))) {
+  if (!bench::derive_bench_keys(mb, keys)) {
     state.SkipWithError("key derivation failed");
     return;
   }
@@ -116,8 +116,7 @@ void BM_RawIpsecMbAes128Gcm(benchmark::State& state) {
   pin_to_current_core();
   crypto::MbManager mb;
   crypto::PacketKeys keys;
-  if (!keys.derive(mb, crypto::CipherSuite::kAes128Gcm, wire::kVersion1,
-                   std::vector<uint8_t>(32, 0x42))) {
+  if (!bench::derive_bench_keys(mb, keys)) {
     state.SkipWithError("key derivation failed");
     return;
   }
