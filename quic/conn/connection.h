@@ -281,6 +281,8 @@ class Connection final : public transmit::TransmitSource,
   // Finds or (for the peer's ids) implicitly opens a stream.
   TransportError stream_for_frame(uint64_t id, bool needs_send, bool needs_receive,
                                   Stream*& stream);
+  // Server: a path for the address of a datagram no path has, under validation.
+  uint32_t add_peer_path(Instant now);
   void on_new_path(Instant now, uint32_t path_id, bool non_probing, uint64_t packet_number);
   bool detect_stateless_reset(std::span<const uint8_t> datagram);
 
@@ -314,6 +316,8 @@ class Connection final : public transmit::TransmitSource,
                      uint64_t application_code);
   void enter_draining(Instant now, CloseReason reason, uint64_t code, bool application);
   void finish(CloseReason reason);
+  // Owes a CONNECTION_CLOSE at every level the peer may need (§10.2.3).
+  void queue_close_frames();
   void reset_idle_timer(Instant now);
   void maybe_update_keys();
   Duration closing_period() const;
@@ -436,6 +440,8 @@ class Connection final : public transmit::TransmitSource,
   bool close_application_ = false;
   uint64_t close_application_code_ = 0;
   bool close_frame_pending_ = false;
+  // Levels (bit per crypto::EncryptionLevel) still owed a CONNECTION_CLOSE.
+  uint8_t close_levels_pending_ = 0;
   uint32_t closing_packets_received_ = 0;
   CloseReason close_reason_ = CloseReason::kNone;
   uint64_t close_error_code_ = 0;

@@ -52,14 +52,14 @@ void Connection::handle_datagram(Instant now, const PathAddresses& path, transmi
     path_id = *known;
     PathState& state = paths_.path(path_id);
     state.bytes_received += datagram.size();  // every byte counts (RFC 9000 §8.1)
-    if (!state.validated) loss_.set_amplification_blocked(now, false);
+    if (!state.validated && path_id == active_path_) loss_.set_amplification_blocked(now, false);
   }
 
   if (state_ == ConnectionState::kClosing) {
     // RFC 9000 §10.2.1: answer with CONNECTION_CLOSE, less and less often.
     ++closing_packets_received_;
     if ((closing_packets_received_ & (closing_packets_received_ - 1)) == 0) {
-      close_frame_pending_ = true;
+      queue_close_frames();
     }
     return;
   }
@@ -127,8 +127,10 @@ void Connection::process_packet(Instant now, uint32_t path_id, transmit::EcnCode
   }
   if (sp.discarded) return drop();
   // Packets from an unknown address: only 1-RTT after confirmation may
-  // migrate the connection (RFC 9000 §9); everything else is dropped.
-  if (path_id == kUnknownPath && (header.type != PacketType::kOneRtt || !handshake_confirmed_)) {
+  // migrate the connection (RFC 9000 §9); everything else is dropped, and a
+  // client discards every packet from an unknown server address.
+  if (path_id == kUnknownPath && (role_ == wire::Role::kClient ||
+                                  header.type != PacketType::kOneRtt || !handshake_confirmed_)) {
     return drop();
   }
 
@@ -238,9 +240,12 @@ void Connection::process_packet(Instant now, uint32_t path_id, transmit::EcnCode
                   false, 0);
     return;
   }
-  const uint32_t frame_path = path_id == kUnknownPath ? active_path_ : path_id;
+  // A new peer address gets its path before the frames are processed, so a
+  // PATH_CHALLENGE on it is answered on it (RFC 9000 §8.2.2).
+  const bool new_path = path_id == kUnknownPath;
+  if (new_path) path_id = add_peer_path(now);
   if (TransportError error =
-          process_frames(now, frame_path, header.type, payload, ack_eliciting, probing_only)) {
+          process_frames(now, path_id, header.type, payload, ack_eliciting, probing_only)) {
     enter_closing(now, error, false, 0);
     return;
   }
@@ -253,30 +258,42 @@ void Connection::process_packet(Instant now, uint32_t path_id, transmit::EcnCode
 
   if (header.type == PacketType::kOneRtt) {
     const bool largest_so_far = fields.packet_number >= largest_non_probing_pn_;
-    if (path_id == kUnknownPath) {
-      on_new_path(now, UINT32_MAX, !probing_only && largest_so_far, fields.packet_number);
+    if (new_path) {
+      on_new_path(now, path_id, !probing_only && largest_so_far, fields.packet_number);
     } else if (path_id != active_path_ && !probing_only && largest_so_far &&
                role_ == wire::Role::kServer) {
-      // The peer moved back to (or on to) a known path.
+      // The peer moved back to (or on to) a known path; one not validated
+      // is validated again before it carries more than 3x (§9.3).
+      paths_.path(active_path_).in_use = false;
       active_path_ = path_id;
+      PathState& moved_to = paths_.path(path_id);
+      moved_to.in_use = true;
+      if (!moved_to.validated) {
+        paths_.start_validation(path_id, now, loss_.pto_duration(PacketNumberSpace::kApplication));
+      } else {
+        loss_.set_amplification_blocked(now, false);
+      }
     }
     if (!probing_only && largest_so_far) largest_non_probing_pn_ = fields.packet_number;
   }
   (void)datagram;
 }
 
-void Connection::on_new_path(Instant now, uint32_t, bool non_probing, uint64_t) {
-  // Server side: the client migrated or its NAT rebound (RFC 9000 §9.3).
-  // The path is validated before it carries more than 3x what it received;
-  // congestion state starts afresh on it (§9.4).
-  if (role_ != wire::Role::kServer ||
-      local_params_.has(wire::TransportParameter::kDisableActiveMigration)) {
-    return;
-  }
-  const PathAddresses& addresses = pending_path_addresses_;
-  const uint32_t id =
-      paths_.add_and_validate(addresses, now, loss_.pto_duration(PacketNumberSpace::kApplication));
+uint32_t Connection::add_peer_path(Instant now) {
+  // Server side (clients drop packets from unknown addresses): the client
+  // probes, migrates or its NAT rebound (RFC 9000 §9.3). The path is
+  // validated before it carries more than 3x what it received. Also when we
+  // sent disable_active_migration: §9 lets us validate and allow the
+  // migration rather than drop, and a NAT rebinding then survives.
+  const uint32_t id = paths_.add_and_validate(pending_path_addresses_, now,
+                                              loss_.pto_duration(PacketNumberSpace::kApplication));
   paths_.path(id).bytes_received += pending_path_datagram_size_;
+  return id;
+}
+
+void Connection::on_new_path(Instant now, uint32_t id, bool non_probing, uint64_t) {
+  // Congestion state starts afresh on a path the peer moved to (§9.4).
+  const PathAddresses& addresses = paths_.path(id).addresses;
   if (non_probing) {
     // RFC 9000 §9.3.3: an apparent migration may be an attacker forwarding
     // copies; validating the previous path makes the genuine peer send on it
@@ -394,6 +411,7 @@ TransportError Connection::on_frame(Instant now, uint32_t path_id, PacketType ty
       if (const auto validated = paths_.on_path_response(frame.path_response.data)) {
         if (role_ == wire::Role::kServer && *validated == active_path_) {
           peer_address_validated_ = true;
+          loss_.set_amplification_blocked(now, false);
         }
         // RFC 9000 §8.2.1: a validation whose challenge the amplification
         // limit kept below 1200 bytes is followed by one with a padded

@@ -196,11 +196,15 @@ void Connection::handle_timeout(Instant now) {
   paths_.on_timeout(now, failed, failed_count);
   for (size_t i = 0; i < failed_count; ++i) {
     if (failed[i] != active_path_) continue;
-    // The active path failed validation: go back to a validated one.
+    // The active path failed validation: go back to the last validated peer
+    // address (RFC 9000 §9.3.2), which the move to the new one left unused.
     bool found = false;
     for (uint32_t id = 0; id < PathTable::kMaxPaths; ++id) {
-      if (paths_.path(id).in_use && paths_.path(id).validated && id != failed[i]) {
+      if (paths_.exists(id) && paths_.path(id).validated && id != failed[i]) {
+        paths_.path(active_path_).in_use = false;
         active_path_ = id;
+        paths_.path(id).in_use = true;
+        loss_.set_amplification_blocked(now, false);
         found = true;
         break;
       }
@@ -278,7 +282,7 @@ void Connection::enter_closing(Instant now, const TransportError& error, bool ap
   close_error_ = error;
   close_application_ = application;
   close_application_code_ = application_code;
-  close_frame_pending_ = true;
+  queue_close_frames();
   close_deadline_ = now + closing_period();
   if (close_reason_ == CloseReason::kNone) close_reason_ = CloseReason::kTransportError;
   close_error_code_ = application ? application_code : static_cast<uint64_t>(error.code);
@@ -289,6 +293,23 @@ void Connection::enter_closing(Instant now, const TransportError& error, bool ap
   event.application_error = application;
   push_event(event);
   close_event_pushed_ = true;
+}
+
+void Connection::queue_close_frames() {
+  // RFC 9000 §10.2.3: before the handshake is confirmed the peer may not
+  // have our highest keys (a server cannot know whether the client has
+  // Handshake keys; 1-RTT may not be readable yet), so the close goes out
+  // at every level we can still write; each in its own burst, since a close
+  // ends one. Once confirmed, 1-RTT alone.
+  uint8_t levels = 0;
+  for (const EncryptionLevel level :
+       {EncryptionLevel::kInitial, EncryptionLevel::kHandshake, EncryptionLevel::kApplication}) {
+    if (handshake_confirmed_ && level != EncryptionLevel::kApplication) continue;
+    if (keys_.write_keys(level) == nullptr || space(space_of_level(level)).discarded) continue;
+    levels |= static_cast<uint8_t>(1u << static_cast<unsigned>(level));
+  }
+  close_levels_pending_ = levels;
+  close_frame_pending_ = levels != 0;
 }
 
 void Connection::enter_draining(Instant now, CloseReason reason, uint64_t code, bool application) {

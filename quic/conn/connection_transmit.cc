@@ -130,9 +130,12 @@ transmit::BurstStatus Connection::poll_transmit(Instant now, transmit::BurstBuil
     pacer_.on_datagram_sent(total);
     paths_.path(burst_path_).bytes_sent += total;
     stats_.bytes_sent += total;
-    if (state_ == ConnectionState::kClosing) close_frame_pending_ = false;
+    if (state_ == ConnectionState::kClosing) close_frame_pending_ = close_levels_pending_ != 0;
   }
-  if (role_ == wire::Role::kServer && !paths_.path(burst_path_).validated &&
+  // Only the active path's limit holds probes back: another path at its
+  // limit must not stop loss recovery on the active one.
+  if (role_ == wire::Role::kServer && burst_path_ == active_path_ &&
+      !paths_.path(burst_path_).validated &&
       paths_.amplification_budget(burst_path_) < wire::kMinInitialDatagramSize) {
     loss_.set_amplification_blocked(now, true);
   }
@@ -151,14 +154,8 @@ bool Connection::next_packet(EncryptionLevel level, const transmit::SendAllowanc
     return false;  // 1-RTT keys supersede 0-RTT
   }
   if (state_ == ConnectionState::kClosing) {
-    // One CONNECTION_CLOSE, at the highest level the peer can read.
-    const EncryptionLevel close_level =
-        handshake_confirmed_ || (keys_.write_keys(EncryptionLevel::kApplication) != nullptr &&
-                                 keys_.write_keys(EncryptionLevel::kHandshake) == nullptr)
-            ? EncryptionLevel::kApplication
-        : keys_.write_keys(EncryptionLevel::kHandshake) != nullptr ? EncryptionLevel::kHandshake
-                                                                   : EncryptionLevel::kInitial;
-    if (level != close_level || !close_frame_pending_) return false;
+    // CONNECTION_CLOSE at each level queue_close_frames() chose.
+    if ((close_levels_pending_ & (1u << static_cast<unsigned>(level))) == 0) return false;
   } else if (!level_wants_to_send(level, allowance.ack_eliciting)) {
     return false;
   }
@@ -236,7 +233,10 @@ transmit::PacketContents Connection::write_frames(EncryptionLevel level,
   PendingPacket pending;
 
   if (state_ == ConnectionState::kClosing) {
-    if (write_close_frame(level, frames)) contents.connection_close = true;
+    if (write_close_frame(level, frames)) {
+      contents.connection_close = true;
+      close_levels_pending_ &= static_cast<uint8_t>(~(1u << static_cast<unsigned>(level)));
+    }
   } else {
     if (level != EncryptionLevel::kEarlyData && sp.acks.has_received() && !sp.ack_in_burst &&
         (sp.acks.has_ack_to_send() || sp.acks.ack_required(now_))) {

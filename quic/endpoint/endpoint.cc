@@ -43,6 +43,8 @@ Endpoint::Endpoint(const EndpointConfig& config, const crypto::MbManager& mb,
       cid_table_(std::bit_ceil(
                      std::max<size_t>(64, config.max_connections * kCidsPerConnection * 8 / 7 + 1)),
                  random_.next_u64()),
+      address_table_(std::bit_ceil(std::max<size_t>(64, config.max_connections * 2)),
+                     random_.next_u64()),
       retry_policy_(config.retry),
       stateless_limiter_(config.stateless_replies_per_second,
                          std::max<uint64_t>(1, config.stateless_replies_per_second / 4)) {
@@ -75,6 +77,7 @@ Endpoint::Endpoint(const EndpointConfig& config, const crypto::MbManager& mb,
   event_queue_ = conn::SlotQueue(config.max_connections);
   timers_.reserve(4 * config.max_connections + 64);
   replies_.resize(kStatelessReplySlots);
+  initial_scratch_.resize(65536);  // any UDP datagram
 }
 
 Endpoint::~Endpoint() = default;
@@ -131,7 +134,14 @@ void Endpoint::handle_datagram(Instant now, const conn::PathAddresses& path,
     return;
   }
   if (!header.long_header) {
-    if (config_.role == wire::Role::kClient && detect_stateless_reset(now, path, bytes)) return;
+    if (detect_stateless_reset(now, path, bytes)) return;
+    // A CID naming another core belongs to a live connection there (a packet
+    // steered wrongly): a reset from here, with the shared key, would kill it.
+    const auto owner_core = conn::CidGenerator::core_of(header.dcid, config_.cid_layout);
+    if (owner_core && *owner_core != config_.core_id) {
+      ++stats_.datagrams_dropped;
+      return;
+    }
     reply_stateless_reset(now, path, bytes, header.dcid);
     return;
   }
@@ -160,11 +170,14 @@ void Endpoint::handle_timeout(Instant now) {
 bool Endpoint::poll_transmit(Instant now, const transmit::BurstBuffers& buffers,
                              transmit::BurstDescriptor& out, conn::PathAddresses& path) {
   out.datagram_count = 0;
-  if (replies_count_ != 0) {
+  while (replies_count_ != 0) {
     const StatelessReply& reply = replies_[replies_head_];
     replies_head_ = (replies_head_ + 1) % replies_.size();
     --replies_count_;
-    if (buffers.datagrams.empty() || buffers.capacity < reply.length) return false;
+    if (buffers.datagrams.empty() || buffers.capacity < reply.length) {
+      ++stats_.stateless_replies_dropped;  // the caller's buffers cannot hold it
+      continue;
+    }
     std::copy_n(reply.bytes.data(), reply.length, buffers.datagrams[0]);
     out.datagram_count = 1;
     out.lengths[0] = reply.length;
@@ -327,12 +340,32 @@ void Endpoint::after_call(ConnectionHandle handle) {
   }
   const Instant deadline = c->next_timeout();
   if (deadline != slot.timer) push_timer(handle, deadline);
+  index_address(slot);
+}
+
+void Endpoint::index_address(Slot& slot) {
+  std::array<uint8_t, conn::SocketAddress::kEncodedMax> encoded;
+  const size_t length = slot.connection->active_path().remote.encode(encoded);
+  const wire::ConnectionId key(std::span<const uint8_t>(encoded.data(), length));
+  if (key == slot.indexed_address) return;
+  unindex_address(slot);
+  // Another connection from the same address keeps the entry: detection then
+  // checks that one (a heuristic the RFC allows; it only costs a miss).
+  if (address_table_.insert(key, slot.handle)) slot.indexed_address = key;
+}
+
+void Endpoint::unindex_address(Slot& slot) {
+  if (slot.indexed_address.empty()) return;
+  const auto owner = address_table_.find(slot.indexed_address.span());
+  if (owner && *owner == slot.handle) address_table_.erase(slot.indexed_address.span());
+  slot.indexed_address = wire::ConnectionId();
 }
 
 void Endpoint::free_slot(ConnectionHandle handle) {
   Slot& slot = *slots_[handle];
   if (!slot.connection) return;
   if (!slot.established) --half_open_count_;
+  unindex_address(slot);
   for (size_t i = 0; i < slot.client_dcid_count; ++i) slot.unregister_cid(slot.client_dcids[i]);
   slot.connection.reset();  // unregisters its own CIDs
   slot.timer = kNever;

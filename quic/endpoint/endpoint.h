@@ -137,6 +137,9 @@ class Endpoint {
   const EndpointStats& stats() const { return stats_; }
   conn::CoreContext& core() { return core_; }
   size_t cid_table_size() const { return cid_table_.size(); }
+  // Entries in the timer heap, stale ones included (tests: it must stay
+  // within the capacity reserved at start).
+  size_t timer_entries() const { return timers_.size(); }
 
  private:
   struct Slot;
@@ -150,6 +153,10 @@ class Endpoint {
                       std::span<uint8_t> bytes, const wire::ParsedHeader& header);
   void refuse_initial(const conn::PathAddresses& path, const wire::ParsedHeader& header,
                       wire::TransportErrorCode code);
+  // Whether the datagram's first packet (a client Initial) authenticates
+  // under the Initial keys of its DCID: opened on a copy, so that nothing is
+  // allocated or kept for one that does not (RFC 9001 §5.3).
+  bool initial_packet_opens(const wire::ParsedHeader& header, std::span<const uint8_t> bytes);
   void reply_stateless_reset(Instant now, const conn::PathAddresses& path,
                              std::span<const uint8_t> bytes, std::span<const uint8_t> dcid);
   bool detect_stateless_reset(Instant now, const conn::PathAddresses& path,
@@ -161,6 +168,8 @@ class Endpoint {
   void after_call(ConnectionHandle handle);
   void free_slot(ConnectionHandle handle);
   void push_timer(ConnectionHandle handle, Instant deadline);
+  void index_address(Slot& slot);
+  void unindex_address(Slot& slot);
   void compact_timers();
 
   EndpointConfig config_;
@@ -180,6 +189,10 @@ class Endpoint {
   std::unique_ptr<transmit::BurstBuilder> builder_;
 
   ConnectionIdTable cid_table_;
+  // Remote address (encoded, at most 19 bytes) -> connection, so a datagram
+  // no CID routes can be checked against the one connection on that address
+  // for a stateless reset (RFC 9000 §10.3.1) in O(1), without a scan.
+  ConnectionIdTable address_table_;
   RetryPolicy retry_policy_;
   TokenBucket stateless_limiter_;
   std::vector<std::unique_ptr<Slot>> slots_;
@@ -195,6 +208,7 @@ class Endpoint {
   };
   std::vector<TimerEntry> timers_;  // a min-heap; stale entries skipped
   std::vector<StatelessReply> replies_;
+  std::vector<uint8_t> initial_scratch_;  // initial_packet_opens()' copy
   size_t replies_head_ = 0, replies_count_ = 0;
   EndpointStats stats_;
 };

@@ -22,6 +22,9 @@ struct Endpoint::Slot final : conn::CidRegistry {
   // Initial's, and after a Retry the one it then used): unregistered at free.
   std::array<wire::ConnectionId, 2> client_dcids;
   size_t client_dcid_count = 0;
+  // The peer address this connection is indexed under for stateless reset
+  // detection (its active path's remote address, encoded); empty if none.
+  wire::ConnectionId indexed_address;
 
   bool register_cid(const wire::ConnectionId& cid) override {
     return endpoint->cid_table_.insert(cid, handle);

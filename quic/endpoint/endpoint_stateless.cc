@@ -6,6 +6,7 @@
 
 #include "crypto/aead_burst.h"
 #include "crypto/connection_keys.h"
+#include "crypto/header_protection.h"
 #include "quic/endpoint/endpoint.h"
 #include "quic/endpoint/endpoint_slot.h"
 #include "quic/endpoint/stateless_packets.h"
@@ -77,6 +78,13 @@ void Endpoint::accept_initial(Instant now, const conn::PathAddresses& path,
     }
     return;
   }
+  // Nothing is created for a datagram whose Initial does not authenticate
+  // (corrupted, forged): no Connection, no CID, no count in the handshake
+  // rate that turns Retry on.
+  if (!free_slots_.empty() && !initial_packet_opens(header, bytes)) {
+    ++stats_.datagrams_dropped;
+    return;
+  }
   const auto handle = take_slot();
   if (!handle) {
     ++stats_.connections_refused;
@@ -110,7 +118,6 @@ void Endpoint::accept_initial(Instant now, const conn::PathAddresses& path,
       std::make_unique<Connection>(core_, config_.connection, wire::Role::kServer, slot);
   ++connection_count_;
   ++half_open_count_;
-  retry_policy_.on_connection_accepted(now);
   if (slot.connection->start_server(now, path, start)) {
     slot.connection->handle_datagram(now, path, ecn, bytes);
     // No packet of the datagram authenticated (corrupted in transit, or
@@ -123,7 +130,45 @@ void Endpoint::accept_initial(Instant now, const conn::PathAddresses& path,
     }
   }
   ++stats_.connections_accepted;
+  retry_policy_.on_connection_accepted(now);
   after_call(*handle);
+}
+
+bool Endpoint::initial_packet_opens(const wire::ParsedHeader& header,
+                                    std::span<const uint8_t> bytes) {
+  if (header.packet_size > bytes.size() || header.packet_size > initial_scratch_.size()) {
+    return false;
+  }
+  crypto::ConnectionKeys keys(mb_, wire::Role::kServer, header.version);
+  if (!keys.install_initial_keys(header.dcid)) return false;
+  const crypto::HeaderProtectionKey* hp =
+      keys.read_header_protection(crypto::EncryptionLevel::kInitial);
+  if (hp == nullptr) return false;
+  std::span<uint8_t> packet(initial_scratch_.data(), header.packet_size);
+  std::copy_n(bytes.data(), packet.size(), packet.data());
+  std::span<const uint8_t> sample;
+  if (wire::header_protection_sample(packet, header, sample) != wire::WireError::kOk) return false;
+  crypto::HeaderProtectionMask mask;
+  if (!crypto::compute_mask(mb_, *hp, sample.data(), mask) ||
+      crypto::remove_header_protection(packet, header.packet_number_offset, mask) == 0) {
+    return false;
+  }
+  wire::PacketNumberFields fields;
+  if (wire::decode_packet_number_fields(packet, header, std::nullopt, fields) ==
+      wire::WireError::kDrop) {
+    return false;
+  }
+  const crypto::ReadKeySelection selection =
+      keys.select_read_key(crypto::EncryptionLevel::kInitial, false, fields.packet_number, 0);
+  std::span<uint8_t> body = packet.subspan(fields.payload_offset, fields.payload_size);
+  if (selection.key == nullptr || body.size() < crypto::kAeadTagLength) return false;
+  crypto::OpenOp op;
+  op.key = selection.key;
+  op.packet_number = fields.packet_number;
+  op.header = packet.first(fields.payload_offset);
+  op.ciphertext = body;
+  op.out = body.first(body.size() - crypto::kAeadTagLength);
+  return crypto::open(mb_, op) == crypto::PacketStatus::kOk;
 }
 
 void Endpoint::refuse_initial(const conn::PathAddresses& path, const wire::ParsedHeader& header,
@@ -200,18 +245,17 @@ void Endpoint::reply_stateless_reset(Instant now, const conn::PathAddresses& pat
 bool Endpoint::detect_stateless_reset(Instant now, const conn::PathAddresses& path,
                                       std::span<const uint8_t> bytes) {
   // RFC 9000 §10.3.1: a datagram no connection owns may be a reset from the
-  // peer of one of ours on that path. Clients have few connections; a
-  // server does not look (a scan per unknown datagram would be a lever).
+  // peer of the connection on that remote address: compare its last 16 bytes
+  // with that connection's peer tokens.
   if (bytes.size() < kMinStatelessResetLength) return false;
-  for (auto& slot : slots_) {
-    Connection* c = slot->connection.get();
-    if (c == nullptr || c->active_path().remote != path.remote) continue;
-    if (c->check_stateless_reset(now, bytes)) {
-      after_call(slot->handle);
-      return true;
-    }
-  }
-  return false;
+  std::array<uint8_t, conn::SocketAddress::kEncodedMax> encoded;
+  const size_t length = path.remote.encode(encoded);
+  const auto owner = address_table_.find(std::span<const uint8_t>(encoded.data(), length));
+  if (!owner) return false;
+  Connection* c = slots_[*owner]->connection.get();
+  if (c == nullptr || !c->check_stateless_reset(now, bytes)) return false;
+  after_call(*owner);
+  return true;
 }
 
 }  // namespace dpquic::endpoint

@@ -10,21 +10,19 @@
 
 namespace dpquic::harness {
 
-class QuicPair::ServerProxy final : public Node {
+class QuicPair::NodeProxy final : public Node {
  public:
-  explicit ServerProxy(QuicPair& pair) : pair_(pair) {}
+  explicit NodeProxy(std::unique_ptr<EndpointNode>& node) : node_(node) {}
   void handle_datagram(Instant now, const PathAddresses& path, transmit::EcnCodepoint ecn,
                        std::span<uint8_t> bytes) override {
-    pair_.server_node->handle_datagram(now, path, ecn, bytes);
+    node_->handle_datagram(now, path, ecn, bytes);
   }
-  void handle_timeout(Instant now) override { pair_.server_node->handle_timeout(now); }
-  Instant poll_timeout() override { return pair_.server_node->poll_timeout(); }
-  void poll_transmit(Instant now, Sink& sink) override {
-    pair_.server_node->poll_transmit(now, sink);
-  }
+  void handle_timeout(Instant now) override { node_->handle_timeout(now); }
+  Instant poll_timeout() override { return node_->poll_timeout(); }
+  void poll_transmit(Instant now, Sink& sink) override { node_->poll_transmit(now, sink); }
 
  private:
-  QuicPair& pair_;
+  std::unique_ptr<EndpointNode>& node_;
 };
 
 PairOptions::PairOptions() {
@@ -37,6 +35,7 @@ PairOptions::PairOptions() {
   client.cid_layout.server_id = {0xc1};
   // Shared keys so a restarted server recognises its tokens and resets.
   server.stateless_reset_key.assign(32, 0x42);
+  client.stateless_reset_key.assign(32, 0x43);
   server.address_token_key.assign(16, 0x24);
   client_tls.verification = crypto::PeerVerification::kInsecureNoVerify;
   client_tls.alpn_protocols = {"perf"};
@@ -79,8 +78,9 @@ QuicPair::QuicPair(PairOptions pair_options)
   client = std::make_unique<endpoint::Endpoint>(options.client, mb, *client_tls);
   server_node = std::make_unique<EndpointNode>(*server);
   client_node = std::make_unique<EndpointNode>(*client);
-  server_proxy_ = std::make_unique<ServerProxy>(*this);
-  simulator = std::make_unique<Simulator>(*client_node, options.client_address, *server_proxy_,
+  server_proxy_ = std::make_unique<NodeProxy>(server_node);
+  client_proxy_ = std::make_unique<NodeProxy>(client_node);
+  simulator = std::make_unique<Simulator>(*client_proxy_, options.client_address, *server_proxy_,
                                           options.server_address, options.client_to_server,
                                           options.server_to_client);
 }
@@ -108,6 +108,11 @@ conn::Connection* QuicPair::server_connection() {
 void QuicPair::restart_server() {
   server = std::make_unique<endpoint::Endpoint>(options.server, mb, *server_tls);
   server_node = std::make_unique<EndpointNode>(*server);
+}
+
+void QuicPair::restart_client() {
+  client = std::make_unique<endpoint::Endpoint>(options.client, mb, *client_tls);
+  client_node = std::make_unique<EndpointNode>(*client);
 }
 
 }  // namespace dpquic::harness

@@ -52,6 +52,8 @@ class QuicPair {
   // A new server endpoint with the same keys and TLS (a "restarted" server
   // that lost its connections), replacing the current one in the network.
   void restart_server();
+  // The same for the client endpoint.
+  void restart_client();
 
   PairOptions options;
   crypto::MbManager mb;
@@ -65,9 +67,10 @@ class QuicPair {
   std::unique_ptr<Simulator> simulator;
 
  private:
-  // Forwards to whichever server node is current (restart_server swaps it).
-  class ServerProxy;
-  std::unique_ptr<ServerProxy> server_proxy_;
+  // Forward to whichever node is current (restart_* swaps them).
+  class NodeProxy;
+  std::unique_ptr<NodeProxy> server_proxy_;
+  std::unique_ptr<NodeProxy> client_proxy_;
 };
 
 }  // namespace dpquic::harness
