@@ -237,6 +237,8 @@ class Connection final : public transmit::TransmitSource,
     // Within one burst: an ACK was already written, probes written so far.
     bool ack_in_burst = false;
     size_t probes_in_burst = 0;
+    // Packets sent since the last ack-eliciting one (see write_frames).
+    uint32_t ack_only_run = 0;
   };
   struct PendingPacket {  // between write_frames and on_packet_sent
     uint32_t frames = 0;

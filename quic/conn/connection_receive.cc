@@ -124,6 +124,12 @@ void Connection::process_packet(Instant now, uint32_t path_id, transmit::EcnCode
   if (role_ == wire::Role::kClient) {
     if (header.type == PacketType::kZeroRtt) return drop();
     if (wire::check_server_initial_token(header) != wire::WireError::kOk) return drop();
+    // RFC 9000 §7.2: once a server Initial was processed, long-header packets
+    // with another Source Connection ID are not from that server.
+    if (header.long_header && !peer_initial_scid_.empty() &&
+        header.source_connection_id() != peer_initial_scid_) {
+      return drop();
+    }
   }
   if (sp.discarded) return drop();
   // Packets from an unknown address: only 1-RTT after confirmation may

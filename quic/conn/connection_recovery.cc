@@ -257,6 +257,11 @@ void Connection::maybe_update_keys() {
 
 void Connection::close(Instant now, uint64_t error_code, bool application, const char* reason) {
   now_ = now;
+  // Already closing, draining or closed: the first close and its reason stand.
+  if (state_ == ConnectionState::kClosing || state_ == ConnectionState::kDraining ||
+      state_ == ConnectionState::kClosed) {
+    return;
+  }
   if (state_ == ConnectionState::kHandshake &&
       keys_.write_keys(EncryptionLevel::kInitial) == nullptr &&
       keys_.write_keys(EncryptionLevel::kHandshake) == nullptr &&

@@ -25,6 +25,9 @@ bool encode(wire::ByteWriter& writer, const wire::Frame& frame) {
   return wire::encode_frame(writer, frame);
 }
 
+// ACK-only packets in a row after which the next one carries a PING.
+constexpr uint32_t kMaxAckOnlyRun = 20;
+
 }  // namespace
 
 transmit::BurstStatus Connection::poll_transmit(Instant now, transmit::BurstBuilder& builder,
@@ -297,6 +300,20 @@ transmit::PacketContents Connection::write_frames(EncryptionLevel level,
         if (probe) ++sp.probes_in_burst;
       }
     }
+    // RFC 9000 §13.2.4: the peer need not acknowledge ACK-only packets, and
+    // each stays in the sent-packet ring until a later packet is
+    // acknowledged; a peer that only ever gets ACKs from us would make that
+    // ring grow for the rest of the connection. Now and then a PING makes
+    // one acknowledged.
+    if (level == EncryptionLevel::kApplication && pending.ack_written && !contents.ack_eliciting &&
+        allowance.ack_eliciting && sp.ack_only_run >= kMaxAckOnlyRun) {
+      wire::Frame ping;
+      ping.type = wire::FrameType::kPing;
+      if (encode(frames, ping)) {
+        contents.ack_eliciting = true;
+        contents.in_flight = true;
+      }
+    }
   }
   if (writer.written() == 0) {
     sent_frames_.abandon_packet();
@@ -562,6 +579,7 @@ void Connection::on_packet_sent(const transmit::SentPacketInfo& info) {
     return;
   }
   if (pending.ack_written) (void)sp.acks.on_ack_sent(now_);
+  sp.ack_only_run = info.ack_eliciting ? 0 : sp.ack_only_run + 1;
   if (pending.probe && info.ack_eliciting) loss_.on_probe_sent(space_id);
   ecn_.on_packet_sent(space_id, burst_ecn_marked_);
   if (burst_ecn_marked_) ecn_marked_[static_cast<size_t>(space_id)].add(info.packet_number);

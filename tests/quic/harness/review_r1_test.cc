@@ -6,7 +6,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -131,7 +133,8 @@ class Opener {
   // The frame types of the datagram's 1-RTT packet (empty if it has none or
   // it does not open); PATH_RESPONSE data goes to `responses`.
   std::vector<wire::FrameType> open(std::vector<uint8_t> datagram,
-                                    std::vector<std::array<uint8_t, 8>>* responses = nullptr) {
+                                    std::vector<std::array<uint8_t, 8>>* responses = nullptr,
+                                    std::optional<uint64_t>* packet_number = nullptr) {
     std::vector<wire::FrameType> types;
     std::span<uint8_t> rest(datagram);
     while (!rest.empty()) {
@@ -147,7 +150,7 @@ class Opener {
       if (hp == nullptr || !crypto::compute_mask(mb_, *hp, sample.data(), mask)) break;
       crypto::remove_header_protection(packet, header.packet_number_offset, mask);
       wire::PacketNumberFields fields;
-      if (wire::decode_packet_number_fields(packet, header, std::nullopt, fields) ==
+      if (wire::decode_packet_number_fields(packet, header, largest_, fields) ==
           wire::WireError::kDrop) {
         break;
       }
@@ -162,6 +165,8 @@ class Opener {
       op.ciphertext = body;
       op.out = body.first(body.size() - crypto::kAeadTagLength);
       if (crypto::open(mb_, op) != crypto::PacketStatus::kOk) break;
+      if (!largest_ || fields.packet_number > *largest_) largest_ = fields.packet_number;
+      if (packet_number != nullptr) *packet_number = fields.packet_number;
       wire::FrameDecoder decoder(op.out);
       wire::Frame frame;
       while (!decoder.done() && decoder.next(frame) == wire::WireError::kOk) {
@@ -178,7 +183,23 @@ class Opener {
   const crypto::MbManager& mb_;
   crypto::ConnectionKeys keys_;
   size_t cid_length_;
+  std::optional<uint64_t> largest_;
 };
+
+// An ACK frame for every packet number in `received`.
+void write_ack(wire::ByteWriter& writer, std::vector<uint64_t> received) {
+  std::sort(received.begin(), received.end(), std::greater<>());
+  std::vector<wire::AckRange> ranges;
+  for (const uint64_t pn : received) {
+    if (!ranges.empty() && ranges.back().smallest == pn) continue;
+    if (!ranges.empty() && ranges.back().smallest == pn + 1) {
+      ranges.back().smallest = pn;
+    } else {
+      ranges.push_back({pn, pn});
+    }
+  }
+  EXPECT_TRUE(wire::encode_ack_frame(writer, ranges, 0));
+}
 
 // A pair whose handshake is confirmed on both sides and whose traffic has
 // settled; the tests then drive the endpoints by hand.
@@ -365,6 +386,64 @@ TEST_F(ReviewR1Test, ServerCloseDuringTheHandshakeReachesAClientWithoutHandshake
   // An application close outside 1-RTT becomes APPLICATION_ERROR.
   EXPECT_EQ(client_->close_error_code(),
             static_cast<uint64_t>(wire::TransportErrorCode::kApplicationError));
+}
+
+// RFC 9000 §13.2.4: a peer MAY leave ACK-only packets unacknowledged as long
+// as it only receives those. Each stays in the sent-packet ring until a later
+// packet is acknowledged, so a peer that only sends PINGs would grow the
+// server's ring for the rest of the connection (up to its bound, which then
+// closes the connection); an occasional PING makes the server's ACKs
+// acknowledged.
+TEST_F(ReviewR1Test, AckOnlyPacketsAreAcknowledgedEventuallyByAPeerThatMayIgnoreThem) {
+  establish();
+  Opener opener(pair_.mb, *client_);
+  std::vector<uint64_t> received;
+  bool ack_owed = false;  // an ack-eliciting server packet arrived
+  size_t server_packets = 0;
+  for (int i = 0; i < 300; ++i) {
+    std::vector<uint8_t> frames(256);
+    wire::ByteWriter writer(frames);
+    if (ack_owed) write_ack(writer, received);
+    ack_owed = false;
+    wire::Frame frame = ping();
+    EXPECT_TRUE(wire::encode_frame(writer, frame));
+    frames.resize(writer.position());
+    client_sends(frames, pair_.options.client_address);
+    now_ += 30 * kMillisecond;
+    if (pair_.server->poll_timeout() <= now_) pair_.server->handle_timeout(now_);
+    for (const SentDatagram& d : collect_transmit(*pair_.server, now_)) {
+      std::optional<uint64_t> pn;
+      const auto types = opener.open(d.bytes, nullptr, &pn);
+      ASSERT_TRUE(pn.has_value());
+      ++server_packets;
+      received.push_back(*pn);
+      for (const wire::FrameType type : types) {
+        if (type != wire::FrameType::kAck && type != wire::FrameType::kAckEcn &&
+            type != wire::FrameType::kPadding) {
+          ack_owed = true;
+        }
+      }
+    }
+  }
+  EXPECT_GE(server_packets, 300u);  // every PING was acknowledged
+  EXPECT_EQ(server_->state(), conn::ConnectionState::kEstablished);
+  EXPECT_LT(server_->recovery().sent(wire::PacketNumberSpace::kApplication).size(), 64u);
+}
+
+// A close by the application of a connection the peer already closed
+// changes nothing: the peer's close stays the reason reported.
+TEST_F(ReviewR1Test, LocalCloseAfterThePeerClosedKeepsThePeersReason) {
+  establish();
+  pair_.client->close(now_, handle_, 0x21, "bye");
+  for (const SentDatagram& d : collect_transmit(*pair_.client, now_)) {
+    deliver(*pair_.server, now_, d, pair_.options.client_address);
+  }
+  ASSERT_EQ(server_->state(), conn::ConnectionState::kDraining);
+  ASSERT_EQ(server_->close_reason(), conn::CloseReason::kPeerClose);
+  pair_.server->close(now_, server_handle(), 0x33, "late");
+  EXPECT_EQ(server_->state(), conn::ConnectionState::kDraining);
+  EXPECT_EQ(server_->close_reason(), conn::CloseReason::kPeerClose);
+  EXPECT_EQ(server_->close_error_code(), 0x21u);
 }
 
 }  // namespace
