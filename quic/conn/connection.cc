@@ -716,8 +716,11 @@ void Connection::handle_retry(Instant now, const wire::ParsedHeader& header,
     finish(CloseReason::kTransportError);
     return;
   }
-  // Everything sent in Initial packets goes again under the new keys; the
-  // packet numbers continue (§17.2.5.3).
+  // Everything sent before goes again, the Initial data under the new keys;
+  // the packet numbers continue (RFC 9000 §17.2.5.3). Loss recovery and
+  // congestion control start over (RFC 9002 §6.3).
+  loss_.on_retry(now, *this);
+  cc_->reset();
   Space& initial = space(PacketNumberSpace::kInitial);
   if (tls_ != nullptr) {
     const uint64_t end = tls_->pending_offset(EncryptionLevel::kInitial);

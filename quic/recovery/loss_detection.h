@@ -132,6 +132,13 @@ class LossDetection {
   // One probe was sent in `space` (also report it with on_packet_sent).
   void on_probe_sent(wire::PacketNumberSpace space);
 
+  // RFC 9002 §6.3: the client got a Retry. Everything it sent before (its
+  // Initial and any 0-RTT packets) will never be acknowledged: each is
+  // reported lost, for its frames to be requeued, but without a congestion
+  // signal; timers, probes and the PTO backoff restart. Both spaces stay in
+  // use (packet numbers continue).
+  void on_retry(Instant now, LossEvents& events);
+
   // §A.11 OnPacketNumberSpaceDiscarded (Initial or Handshake keys dropped):
   // the space's packets leave bytes in flight without a congestion signal,
   // its timers and probes are cleared, the PTO backoff resets. Later sends

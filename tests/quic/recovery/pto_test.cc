@@ -238,5 +238,35 @@ TEST(PtoTest, BackoffSaturatesInsteadOfOverflowing) {
   EXPECT_EQ(h.loss.pto_duration(kInitial), UINT64_MAX);
 }
 
+// RFC 9002 §6.3: after a Retry, what the client sent is reported lost (to
+// requeue its frames) with no congestion signal, recovery restarts, and both
+// spaces keep their packet numbers going.
+TEST(PtoTest, RetryReportsEverythingLostWithoutACongestionEvent) {
+  Harness h(Harness::client());
+  ASSERT_TRUE(h.send(0, kInitial, 0));
+  ASSERT_TRUE(h.send(ms(1), kApplication, 0));  // 0-RTT
+  ASSERT_TRUE(h.send(ms(2), kApplication, 1));
+  h.timeout(h.loss.timer());  // a PTO: backoff 1
+  ASSERT_EQ(h.loss.pto_count(), 1u);
+  h.cc.calls.clear();
+
+  h.loss.on_retry(ms(1500), h.events);
+  EXPECT_EQ(h.events.lost_in(kInitial), Pns({0}));
+  EXPECT_EQ(h.events.lost_in(kApplication), Pns({0, 1}));
+  EXPECT_EQ(h.loss.bytes_in_flight(), 0u);
+  EXPECT_EQ(h.loss.pto_count(), 0u);
+  EXPECT_EQ(h.loss.probes_pending(kInitial), 0u);
+  for (const std::string& call : h.cc.calls) {
+    EXPECT_EQ(call.find("congestion"), std::string::npos) << call;
+    EXPECT_EQ(call.find("persistent"), std::string::npos) << call;
+  }
+  // Numbers continue; an old number is no longer expected in an ACK, and a
+  // new packet is tracked as usual.
+  EXPECT_FALSE(h.send(ms(1501), kInitial, 0));
+  ASSERT_TRUE(h.send(ms(1501), kInitial, 1));
+  EXPECT_EQ(h.loss.bytes_in_flight(), 1200u);
+  EXPECT_NE(h.loss.timer(), kNever);
+}
+
 }  // namespace
 }  // namespace dpquic::recovery
