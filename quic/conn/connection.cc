@@ -235,10 +235,44 @@ void Connection::advance_tls(Instant now) {
       keys_.has_keys(EncryptionLevel::kHandshake, crypto::Direction::kWrite)) {
     loss_.on_handshake_keys_available(now);
   }
+  if (role_ == wire::Role::kClient && tls_->early_data_rejected() && !zero_rtt_rejected_) {
+    on_zero_rtt_rejected(now);
+  }
   if (!peer_params_applied_ && !tls_->peer_transport_parameters().empty()) {
     if (!apply_peer_parameters(now)) return;
   }
   if (tls_->handshake_complete() && !handshake_complete_) on_handshake_complete(now);
+}
+
+void Connection::on_zero_rtt_rejected(Instant now) {
+  // RFC 9001 §4.6.2: every assumption 0-RTT was built on may be wrong, so
+  // the state of all streams is reset; the application learns it from the
+  // event and sends again. The 0-RTT packets are abandoned (their frames
+  // name streams that no longer exist) without a congestion signal.
+  zero_rtt_rejected_ = true;
+  keys_.discard(EncryptionLevel::kEarlyData);
+  abandoning_packets_ = true;
+  loss_.on_zero_rtt_rejected(now, *this);
+  abandoning_packets_ = false;
+  for (auto& slot : stream_slots_) {
+    if (!slot) continue;
+    const auto live = stream_index_.find(slot->id);
+    if (!live || *live != slot->slot) continue;  // a free slot
+    stream_index_.erase(slot->id);
+    slot->send.reset();
+    slot->receive.reset();
+    slot->in_send_queue = false;
+    free_stream_slots_.push_back(slot->slot);
+  }
+  while (!send_queue_.empty()) send_queue_.pop();
+  stream_count_ = 0;
+  stream_limits_ = StreamLimits(role_, config_.transport.initial_max_streams_bidi,
+                                config_.transport.initial_max_streams_uni);
+  send_credit_ = SendCredit();
+  datagrams_out_head_ = datagrams_out_count_ = 0;
+  ConnectionEvent event;
+  event.type = ConnectionEventType::kZeroRttRejected;
+  push_event(event);
 }
 
 bool Connection::apply_peer_parameters(Instant now) {

@@ -75,7 +75,10 @@ enum class ConnectionEventType : uint8_t {
   kStreamReset,     // the peer reset the stream (error_code); read() then ends it
   kStreamStopped,   // the peer sent STOP_SENDING (we reset the stream)
   kDatagram,        // read_datagram() has a datagram
-  kClosed,          // the connection is gone; error_code/reason say why
+  // Client: the server refused 0-RTT; every stream opened so far is gone
+  // (RFC 9001 §4.6.2) and requests must be sent again.
+  kZeroRttRejected,
+  kClosed,  // the connection is gone; error_code/reason say why
 };
 
 enum class CloseReason : uint8_t {
@@ -252,6 +255,7 @@ class Connection final : public transmit::TransmitSource,
   bool set_local_parameters(const wire::TransportParameters& params);
   void advance_tls(Instant now);
   void on_handshake_complete(Instant now);
+  void on_zero_rtt_rejected(Instant now);
   void on_handshake_confirmed(Instant now);
   bool apply_peer_parameters(Instant now);
   void discard_space(Instant now, wire::PacketNumberSpace space);
@@ -349,6 +353,8 @@ class Connection final : public transmit::TransmitSource,
   bool handshake_confirmed_ = false;
   bool peer_params_applied_ = false;
   bool zero_rtt_accepted_ = false;
+  bool zero_rtt_rejected_ = false;
+  bool abandoning_packets_ = false;  // lost reports that requeue nothing
   bool handshake_done_pending_ = false;
   bool handshake_done_acked_ = false;  // server: the client has it
   bool new_token_pending_ = false;

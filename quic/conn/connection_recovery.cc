@@ -26,6 +26,10 @@ void Connection::on_packet_acked(PacketNumberSpace space_id, uint64_t packet_num
 void Connection::on_packet_lost(PacketNumberSpace space_id, uint64_t,
                                 const recovery::SentPacket& packet) {
   ++stats_.packets_lost;
+  if (abandoning_packets_) {
+    sent_frames_.consume(packet.frames, [](const SentFrame&) {});
+    return;
+  }
   sent_frames_.consume(packet.frames,
                        [&](const SentFrame& frame) { on_frame_lost(space_id, frame); });
 }

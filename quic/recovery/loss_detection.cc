@@ -240,21 +240,28 @@ void LossDetection::on_probe_sent(PacketNumberSpace space) {
   if (s.probes > 0) --s.probes;
 }
 
-void LossDetection::on_retry(Instant now, LossEvents& events) {
-  for (const PacketNumberSpace space :
-       {PacketNumberSpace::kInitial, PacketNumberSpace::kApplication}) {
-    Space& s = at(space);
-    for (const SentPackets::Entry entry : s.sent.all()) {
-      const uint64_t packet_number = entry.packet_number;
-      const SentPacket packet = entry.packet;  // the reference ends at removal
-      (void)s.sent.remove(packet_number);
-      events.on_packet_lost(space, packet_number, packet);
-    }
-    s.time_of_last_ack_eliciting = 0;
-    s.loss_time = kNever;
-    s.probes = 0;
+void LossDetection::abandon_space_packets(PacketNumberSpace space, LossEvents& events) {
+  Space& s = at(space);
+  for (const SentPackets::Entry entry : s.sent.all()) {
+    const uint64_t packet_number = entry.packet_number;
+    const SentPacket packet = entry.packet;  // the reference ends at removal
+    (void)s.sent.remove(packet_number);
+    events.on_packet_lost(space, packet_number, packet);
   }
+  s.time_of_last_ack_eliciting = 0;
+  s.loss_time = kNever;
+  s.probes = 0;
+}
+
+void LossDetection::on_retry(Instant now, LossEvents& events) {
+  abandon_space_packets(PacketNumberSpace::kInitial, events);
+  abandon_space_packets(PacketNumberSpace::kApplication, events);
   pto_count_ = 0;
+  set_timer(now);
+}
+
+void LossDetection::on_zero_rtt_rejected(Instant now, LossEvents& events) {
+  abandon_space_packets(PacketNumberSpace::kApplication, events);
   set_timer(now);
 }
 

@@ -138,6 +138,10 @@ class LossDetection {
   // signal; timers, probes and the PTO backoff restart. Both spaces stay in
   // use (packet numbers continue).
   void on_retry(Instant now, LossEvents& events);
+  // RFC 9001 §4.6.2: the server refused 0-RTT. The client's Application
+  // packets (all 0-RTT so far) are reported lost without a congestion
+  // signal; the space stays in use.
+  void on_zero_rtt_rejected(Instant now, LossEvents& events);
 
   // §A.11 OnPacketNumberSpaceDiscarded (Initial or Handshake keys dropped):
   // the space's packets leave bytes in flight without a congestion signal,
@@ -190,6 +194,9 @@ class LossDetection {
   Duration pto_duration(wire::PacketNumberSpace space) const;
 
  private:
+  // Reports every packet of `space` lost without a congestion signal.
+  void abandon_space_packets(wire::PacketNumberSpace space, LossEvents& events);
+
   struct Space {
     explicit Space(SentPacketPool& pool) : sent(pool) {}
     SentPackets sent;

@@ -130,6 +130,19 @@ void PerfClient::run(Instant) {
         ++closed_;
         close_events_.push_back(event.event);
         break;
+      case conn::ConnectionEventType::kZeroRttRejected:
+        // The streams are gone (RFC 9001 §4.6.2): ask again in 1-RTT.
+        ++zero_rtt_rejections_;
+        for (auto it = downloads_.begin(); it != downloads_.end();) {
+          if (it->first.first == handle && !it->second.done) {
+            pending_.push_back({handle, it->second.expected});
+            bytes_received_ -= it->second.received;
+            it = downloads_.erase(it);
+          } else {
+            ++it;
+          }
+        }
+        break;
       case conn::ConnectionEventType::kStreamReadable: {
         auto it = downloads_.find({handle, event.event.stream_id});
         if (it == downloads_.end()) break;

@@ -65,6 +65,7 @@ class PerfClient {
   uint64_t mismatches() const { return mismatches_; }
   uint64_t established() const { return established_; }
   uint64_t closed() const { return closed_; }
+  uint64_t zero_rtt_rejections() const { return zero_rtt_rejections_; }
   const std::vector<conn::ConnectionEvent>& close_events() const { return close_events_; }
   // Bytes received so far on one download (0 if unknown), and whether it
   // finished.
@@ -97,6 +98,7 @@ class PerfClient {
   uint64_t mismatches_ = 0;
   uint64_t established_ = 0;
   uint64_t closed_ = 0;
+  uint64_t zero_rtt_rejections_ = 0;
   std::vector<conn::ConnectionEvent> close_events_;
 };
 

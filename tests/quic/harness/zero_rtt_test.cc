@@ -116,6 +116,9 @@ TEST_F(ZeroRttTest, RejectedEarlyDataIsResentInOneRtt) {
   conn::Connection* server = pair.server_connection();
   ASSERT_NE(server, nullptr);
   EXPECT_TRUE(client->tls()->early_data_rejected());
+  // The client reset its streams and the application asked again
+  // (RFC 9001 §4.6.2).
+  EXPECT_EQ(client_app_->zero_rtt_rejections(), 1u);
   EXPECT_FALSE(server->tls()->early_data_accepted());
   EXPECT_FALSE(client->used_zero_rtt());
   EXPECT_FALSE(server->used_zero_rtt());
