@@ -43,8 +43,7 @@ Outcome run(size_t chain_length, std::vector<uint64_t> client_drops) {
   QuicPair pair(options);
   PerfServer server_app(*pair.server);
   PerfClient client_app(*pair.client);
-  pair.server_node->set_application([&](Instant now) { server_app.run(now); });
-  pair.client_node->set_application([&](Instant now) { client_app.run(now); });
+  attach(pair, server_app, client_app);
 
   Outcome outcome;
   for (const auto& certificate : pair.certificate.chain()) {

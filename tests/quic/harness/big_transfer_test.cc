@@ -26,8 +26,7 @@ TEST(BigTransferTest, OneGigabyteByteExact) {
   QuicPair pair(options);
   PerfServer server_app(*pair.server);
   PerfClient client_app(*pair.client);
-  pair.server_node->set_application([&](Instant now) { server_app.run(now); });
-  pair.client_node->set_application([&](Instant now) { client_app.run(now); });
+  attach(pair, server_app, client_app);
 
   const auto wall_start = std::chrono::steady_clock::now();
   const auto handle = pair.connect();

@@ -13,8 +13,7 @@ TEST(EndpointResetTest, DropsEveryConnectionAndServesNewOnes) {
   QuicPair pair;
   PerfServer server_app(*pair.server);
   PerfClient client_app(*pair.client);
-  pair.server_node->set_application([&](Instant now) { server_app.run(now); });
-  pair.client_node->set_application([&](Instant now) { client_app.run(now); });
+  attach(pair, server_app, client_app);
   for (int i = 0; i < 3; ++i) client_app.request(pair.connect(), 64 * 1024);
   ASSERT_TRUE(pair.run_until([&] { return client_app.completed() == 3; }));
   ASSERT_EQ(pair.server->connection_count(), 3u);

@@ -13,8 +13,7 @@ TEST(HandshakeTest, CompletesAndConfirmsOnBothSides) {
   QuicPair pair;
   PerfServer server_app(*pair.server);
   PerfClient client_app(*pair.client);
-  pair.server_node->set_application([&](Instant now) { server_app.run(now); });
-  pair.client_node->set_application([&](Instant now) { client_app.run(now); });
+  attach(pair, server_app, client_app);
 
   const auto handle = pair.connect();
   ASSERT_TRUE(pair.run_until([&] {
@@ -44,8 +43,7 @@ TEST(HandshakeTest, TransfersOneMegabyteByteExact) {
   QuicPair pair;
   PerfServer server_app(*pair.server);
   PerfClient client_app(*pair.client);
-  pair.server_node->set_application([&](Instant now) { server_app.run(now); });
-  pair.client_node->set_application([&](Instant now) { client_app.run(now); });
+  attach(pair, server_app, client_app);
   const auto handle = pair.connect();
   client_app.request(handle, 1 << 20);
   ASSERT_TRUE(pair.run_until([&] { return client_app.completed() == 1; }));

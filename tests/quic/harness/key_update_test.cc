@@ -33,8 +33,7 @@ KeyUpdateRun run_download(uint64_t client_interval, uint64_t server_interval) {
   QuicPair pair(options);
   PerfServer server_app(*pair.server);
   PerfClient client_app(*pair.client);
-  pair.server_node->set_application([&](Instant now) { server_app.run(now); });
-  pair.client_node->set_application([&](Instant now) { client_app.run(now); });
+  attach(pair, server_app, client_app);
   const auto handle = pair.connect();
   client_app.request(handle, kTransferBytes);
   KeyUpdateRun run;

@@ -25,8 +25,7 @@ TEST(ManyStreamsTest, TwoThousandStreamsThroughALimitOfOneHundred) {
   QuicPair pair(options);
   PerfServer server_app(*pair.server);
   PerfClient client_app(*pair.client);
-  pair.server_node->set_application([&](Instant now) { server_app.run(now); });
-  pair.client_node->set_application([&](Instant now) { client_app.run(now); });
+  attach(pair, server_app, client_app);
 
   const auto handle = pair.connect();
   uint64_t expected_bytes = 0;
@@ -97,8 +96,7 @@ TEST(ManyStreamsTest, ConcurrentStreamsProgressTogether) {
   QuicPair pair;
   PerfServer server_app(*pair.server);
   PerfClient client_app(*pair.client);
-  pair.server_node->set_application([&](Instant now) { server_app.run(now); });
-  pair.client_node->set_application([&](Instant now) { client_app.run(now); });
+  attach(pair, server_app, client_app);
 
   const auto handle = pair.connect();
   for (uint64_t i = 0; i < kStreams; ++i) client_app.request(handle, kSize);

@@ -102,4 +102,11 @@ class PerfClient {
   std::vector<conn::ConnectionEvent> close_events_;
 };
 
+// Runs the two applications after every input of their endpoints in `pair`.
+template <typename Pair>
+void attach(Pair& pair, PerfServer& server, PerfClient& client) {
+  pair.server_node->set_application([&server](Instant now) { server.run(now); });
+  pair.client_node->set_application([&client](Instant now) { client.run(now); });
+}
+
 }  // namespace dpquic::harness

@@ -21,8 +21,7 @@ TEST(PoolExhaustionTest, FifthConnectionIsRefusedAndTheFourKeepWorking) {
   QuicPair pair(options);
   PerfServer server_app(*pair.server);
   PerfClient client_app(*pair.client);
-  pair.server_node->set_application([&](Instant now) { server_app.run(now); });
-  pair.client_node->set_application([&](Instant now) { client_app.run(now); });
+  attach(pair, server_app, client_app);
 
   std::vector<endpoint::ConnectionHandle> handles;
   for (int i = 0; i < 4; ++i) handles.push_back(pair.connect());

@@ -31,8 +31,7 @@ TEST(ResumptionTest, SecondConnectionResumesAndSkipsRetryWithNewToken) {
   QuicPair pair(options);
   PerfServer server_app(*pair.server);
   PerfClient client_app(*pair.client);
-  pair.server_node->set_application([&](Instant now) { server_app.run(now); });
-  pair.client_node->set_application([&](Instant now) { client_app.run(now); });
+  attach(pair, server_app, client_app);
 
   // The first Initial of each connection attempt (by client SCID), and the
   // Retries.

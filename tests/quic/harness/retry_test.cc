@@ -32,8 +32,7 @@ TEST(RetryTest, AlwaysRetryThenHandshakeChecksRetryConnectionIds) {
   QuicPair pair(always_retry());
   PerfServer server_app(*pair.server);
   PerfClient client_app(*pair.client);
-  pair.server_node->set_application([&](Instant now) { server_app.run(now); });
-  pair.client_node->set_application([&](Instant now) { client_app.run(now); });
+  attach(pair, server_app, client_app);
 
   std::vector<uint8_t> retry_scid, retry_token;
   uint64_t retries_seen = 0, tokened_initials = 0;
@@ -92,8 +91,7 @@ TEST(RetryTest, AutoRetriesUnderHalfOpenPressureAndAllComplete) {
   QuicPair pair(options);
   PerfServer server_app(*pair.server);
   PerfClient client_app(*pair.client);
-  pair.server_node->set_application([&](Instant now) { server_app.run(now); });
-  pair.client_node->set_application([&](Instant now) { client_app.run(now); });
+  attach(pair, server_app, client_app);
   uint64_t retries_seen = 0;
   pair.simulator->set_observer([&](bool client_to_server, Instant, const Datagram& d) {
     if (!client_to_server && contains_packet(d.bytes, kCidLength, PacketType::kRetry)) {

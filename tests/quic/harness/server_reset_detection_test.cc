@@ -16,8 +16,7 @@ TEST(ServerResetDetectionTest, ServerClosesOnItsClientsStatelessReset) {
   QuicPair pair;
   PerfServer server_app(*pair.server);
   PerfClient client_app(*pair.client);
-  pair.server_node->set_application([&](Instant now) { server_app.run(now); });
-  pair.client_node->set_application([&](Instant now) { client_app.run(now); });
+  attach(pair, server_app, client_app);
   const auto handle = pair.connect();
   client_app.request(handle, 256 * 1024);
   ASSERT_TRUE(pair.run_until([&] { return client_app.completed() == 1; }));

@@ -35,8 +35,7 @@ TransferResult download(uint64_t size) {
   QuicPair pair(options);
   PerfServer server_app(*pair.server);
   PerfClient client_app(*pair.client);
-  pair.server_node->set_application([&](Instant now) { server_app.run(now); });
-  pair.client_node->set_application([&](Instant now) { client_app.run(now); });
+  attach(pair, server_app, client_app);
 
   TransferResult result;
   const auto handle = pair.connect();

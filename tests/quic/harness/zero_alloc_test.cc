@@ -36,8 +36,7 @@ TEST(ZeroAllocTest, HundredMegabytesAllocateNothingAfterWarmUp) {
   QuicPair pair(options);
   PerfServer server_app(*pair.server);
   PerfClient client_app(*pair.client);
-  pair.server_node->set_application([&](Instant now) { server_app.run(now); });
-  pair.client_node->set_application([&](Instant now) { client_app.run(now); });
+  attach(pair, server_app, client_app);
 
   const auto handle = pair.connect();
   client_app.request(handle, kSize);
