@@ -29,12 +29,6 @@ recovery::AckTrackerConfig ack_config(PacketNumberSpace space, const TransportCo
 
 constexpr size_t kInitialEventCapacity = 16;
 constexpr size_t kMaxEncodedParameters = 1024;
-// The largest DATAGRAM frame that fits alone in a 1-RTT packet of the
-// smallest datagram a peer may limit us to (1200 bytes): short header with a
-// 20-byte CID and a 4-byte packet number, and the AEAD tag. A larger one
-// could never be sent.
-constexpr uint64_t kMaxDatagramFrameInPacket =
-    wire::kMinInitialDatagramSize - (1 + wire::kMaxConnectionIdLength + 4) - crypto::kAeadTagLength;
 
 }  // namespace
 
@@ -72,6 +66,8 @@ void Connection::init_common(Instant now, const PathAddresses& path) {
   now_ = now;
   active_path_ = paths_.add_initial(path, role_ == wire::Role::kClient);
   burst_path_ = active_path_;
+  paths_.path(active_path_).has_peer_cid = true;  // sequence 0, from the handshake
+  paths_.path(active_path_).peer_cid_sequence = 0;
   idle_timeout_ = config_.transport.max_idle_timeout_ms * kMillisecond;
   handshake_deadline_ = now + config_.handshake_timeout;
   reset_idle_timer(now);
@@ -381,14 +377,11 @@ void Connection::on_handshake_confirmed(Instant now) {
                                    preferred.ipv4_address[2], preferred.ipv4_address[3],
                                    preferred.ipv4_port);
     }
-    if (target.valid() && target != current && peer_cids_.switch_to_unused()) {
-      PathAddresses next = paths_.path(active_path_).addresses;
-      next.remote = target;
-      const uint32_t id =
-          paths_.add_and_validate(next, now, loss_.pto_duration(PacketNumberSpace::kApplication));
-      paths_.path(active_path_).in_use = false;
-      active_path_ = id;  // send there at once; validated by the challenge
-      paths_.path(id).in_use = true;
+    PathAddresses next = paths_.path(active_path_).addresses;
+    next.remote = target;
+    // A CID of its own for the new path (§9.5); the old path keeps its CID
+    // until the new one is validated.
+    if (target.valid() && target != current && move_to_own_path(now, next)) {
       cc_->reset_for_new_path(now);
     }
   }
@@ -469,228 +462,6 @@ bool Connection::follow_server_version(const wire::ParsedHeader& header) {
   return true;
 }
 
-// --- Events ---------------------------------------------------------------------------------
-
-void Connection::push_event(const ConnectionEvent& event) {
-  if (events_count_ == events_.size()) {
-    // Grows with the number of streams with pending events, which stream
-    // limits bound; never per packet once large enough.
-    std::vector<ConnectionEvent> larger(events_.size() * 2);
-    for (size_t i = 0; i < events_count_; ++i) {
-      larger[i] = events_[(events_head_ + i) % events_.size()];
-    }
-    events_.swap(larger);
-    events_head_ = 0;
-  }
-  events_[(events_head_ + events_count_) % events_.size()] = event;
-  ++events_count_;
-}
-
-void Connection::push_stream_event(Stream& stream, ConnectionEventType type) {
-  if (type == ConnectionEventType::kStreamReadable) {
-    if (stream.readable_event_pending) return;
-    stream.readable_event_pending = true;
-  }
-  ConnectionEvent event;
-  event.type = type;
-  event.stream_id = stream.id;
-  push_event(event);
-}
-
-bool Connection::poll_event(ConnectionEvent& event) {
-  if (events_count_ == 0) return false;
-  event = events_[events_head_];
-  events_head_ = (events_head_ + 1) % events_.size();
-  --events_count_;
-  if (event.type == ConnectionEventType::kStreamReadable) {
-    if (Stream* stream = find_stream(event.stream_id)) stream->readable_event_pending = false;
-  }
-  return true;
-}
-
-// --- Streams ----------------------------------------------------------------------------------
-
-Connection::Stream* Connection::find_stream(uint64_t id) const {
-  const auto slot = stream_index_.find(id);
-  if (!slot) return nullptr;
-  return stream_slots_[*slot].get();
-}
-
-const ReceiveWindow* Connection::stream_receive_window(uint64_t stream_id) const {
-  const Stream* stream = find_stream(stream_id);
-  if (stream == nullptr || !stream->receive) return nullptr;
-  return &stream->receive->window();
-}
-
-Connection::Stream& Connection::create_stream(uint64_t id) {
-  uint32_t slot;
-  if (!free_stream_slots_.empty()) {
-    slot = free_stream_slots_.back();
-    free_stream_slots_.pop_back();
-  } else {
-    slot = static_cast<uint32_t>(stream_slots_.size());
-    stream_slots_.emplace_back();
-    // Every slot may come back to the free list: room for it now, so that
-    // freeing a stream never allocates.
-    free_stream_slots_.reserve(stream_slots_.capacity());
-  }
-  if (!stream_slots_[slot]) stream_slots_[slot] = std::make_unique<Stream>();
-  Stream& stream = *stream_slots_[slot];
-  stream.send.reset();
-  stream.receive.reset();
-  stream.in_send_queue = false;
-  stream.readable_event_pending = false;
-  stream.write_blocked = false;
-  stream.reset_reported = false;
-  stream.highest_received = 0;
-  stream.consumed_counted = 0;
-  stream.id = id;
-  stream.slot = slot;
-  const TransportConfig& local = config_.transport;
-  if (local_can_send(id, role_)) {
-    const uint64_t peer_limit = is_unidirectional(id) ? peer_params_.initial_max_stream_data_uni
-                                : is_local(id, role_)
-                                    ? peer_params_.initial_max_stream_data_bidi_remote
-                                    : peer_params_.initial_max_stream_data_bidi_local;
-    stream.send.emplace(id, peer_limit, config_.max_stream_send_buffer);
-  }
-  if (local_can_receive(id, role_)) {
-    stream.receive.emplace(*core_.blocks, local.initial_max_stream_data, local.max_stream_window);
-  }
-  stream_index_.insert(id, slot);
-  ++stream_count_;
-  return stream;
-}
-
-void Connection::free_stream_if_done(Stream& stream) {
-  const bool send_done = !stream.send || stream.send->finished();
-  const bool receive_done = !stream.receive || stream.receive->finished();
-  if (!send_done || !receive_done || stream.in_send_queue) return;
-  if (!is_local(stream.id, role_)) {
-    stream_limits_.on_peer_stream_closed(is_unidirectional(stream.id)
-                                             ? StreamDirection::kUnidirectional
-                                             : StreamDirection::kBidirectional);
-  }
-  stream_index_.erase(stream.id);
-  stream.send.reset();
-  stream.receive.reset();
-  free_stream_slots_.push_back(stream.slot);
-  --stream_count_;
-}
-
-std::optional<uint64_t> Connection::open_stream(StreamDirection direction) {
-  if (state_ != ConnectionState::kEstablished && state_ != ConnectionState::kHandshake) {
-    return std::nullopt;
-  }
-  // Before 1-RTT keys a client may open streams only for 0-RTT.
-  const auto id = stream_limits_.open_local(direction);
-  if (!id) return std::nullopt;
-  create_stream(*id);
-  return id;
-}
-
-void Connection::account_consumed(Stream& stream) {
-  // Connection-level credit comes back for bytes read, and for bytes a
-  // reset or STOP_SENDING made unreadable (RFC 9000 §4.5).
-  const uint64_t consumed = stream.receive->connection_consumed();
-  if (consumed == stream.consumed_counted) return;
-  consumed_total_ += consumed - stream.consumed_counted;
-  stream.consumed_counted = consumed;
-  receive_window_.on_consumed(consumed_total_, now_, loss_.rtt().smoothed_rtt());
-  if (receive_window_.update_due()) max_data_pending_ = true;
-}
-
-void Connection::schedule_stream(Stream& stream) {
-  if (stream.in_send_queue) return;
-  stream.in_send_queue = true;
-  send_queue_.push(stream.slot);
-}
-
-SendResult Connection::send(uint64_t stream_id, transmit::Chunk chunk, bool fin) {
-  if (state_ != ConnectionState::kEstablished && state_ != ConnectionState::kHandshake) {
-    return SendResult::kClosed;
-  }
-  Stream* stream = find_stream(stream_id);
-  if (stream == nullptr || !stream->send) return SendResult::kInvalidStream;
-  const SendStreamState send_state = stream->send->state();
-  if (send_state == SendStreamState::kResetSent || send_state == SendStreamState::kResetRecvd) {
-    return SendResult::kInvalidStream;
-  }
-  if (!stream->send->write(std::move(chunk), fin)) {
-    if (send_state == SendStreamState::kDataSent || send_state == SendStreamState::kDataRecvd) {
-      return SendResult::kInvalidStream;
-    }
-    stream->write_blocked = true;
-    return SendResult::kBlocked;
-  }
-  schedule_stream(*stream);
-  return SendResult::kOk;
-}
-
-uint64_t Connection::stream_writable_bytes(uint64_t stream_id) const {
-  const Stream* stream = find_stream(stream_id);
-  if (stream == nullptr || !stream->send) return 0;
-  return stream->send->writable_bytes();
-}
-
-size_t Connection::read(uint64_t stream_id, std::span<uint8_t> out, bool& fin) {
-  fin = false;
-  Stream* stream = find_stream(stream_id);
-  if (stream == nullptr || !stream->receive) return 0;
-  const size_t n = stream->receive->read(out, fin, now_, loss_.rtt().smoothed_rtt());
-  account_consumed(*stream);
-  if (n != 0 && stream->receive->window().update_due()) schedule_stream(*stream);
-  if (fin || stream->receive->finished()) free_stream_if_done(*stream);
-  return n;
-}
-
-bool Connection::reset_stream(uint64_t stream_id, uint64_t error_code) {
-  Stream* stream = find_stream(stream_id);
-  if (stream == nullptr || !stream->send) return false;
-  stream->send->reset(error_code);
-  schedule_stream(*stream);
-  return true;
-}
-
-bool Connection::stop_sending(uint64_t stream_id, uint64_t error_code) {
-  Stream* stream = find_stream(stream_id);
-  if (stream == nullptr || !stream->receive) return false;
-  stream->receive->stop_sending(error_code);
-  account_consumed(*stream);
-  schedule_stream(*stream);
-  return true;
-}
-
-// --- DATAGRAM frames --------------------------------------------------------------------------
-
-bool Connection::send_datagram(std::span<const uint8_t> payload) {
-  // RFC 9221 §3: the peer's limit covers the whole frame; ours always
-  // carries a length.
-  const uint64_t frame_size = 1 + wire::varint_length(payload.size()) + payload.size();
-  if (datagrams_out_.empty() ||
-      !peer_params_.has(wire::TransportParameter::kMaxDatagramFrameSize) ||
-      frame_size > peer_params_.max_datagram_frame_size || frame_size > kMaxDatagramFrameInPacket ||
-      datagrams_out_count_ == datagrams_out_.size()) {
-    return false;
-  }
-  QueuedDatagram& slot =
-      datagrams_out_[(datagrams_out_head_ + datagrams_out_count_) % datagrams_out_.size()];
-  std::memcpy(slot.bytes.data(), payload.data(), payload.size());
-  slot.length = static_cast<uint16_t>(payload.size());
-  ++datagrams_out_count_;
-  return true;
-}
-
-size_t Connection::read_datagram(std::span<uint8_t> out) {
-  if (datagrams_in_count_ == 0) return 0;
-  const QueuedDatagram& slot = datagrams_in_[datagrams_in_head_];
-  const size_t n = std::min<size_t>(out.size(), slot.length);
-  std::memcpy(out.data(), slot.bytes.data(), n);
-  datagrams_in_head_ = (datagrams_in_head_ + 1) % datagrams_in_.size();
-  --datagrams_in_count_;
-  return n;
-}
-
 // --- Migration and key update -------------------------------------------------------------------
 
 bool Connection::migrate(Instant now, const SocketAddress& new_local) {
@@ -698,13 +469,12 @@ bool Connection::migrate(Instant now, const SocketAddress& new_local) {
       peer_params_.has(wire::TransportParameter::kDisableActiveMigration)) {
     return false;
   }
-  if (!peer_cids_.switch_to_unused()) return false;
   PathAddresses next = paths_.path(active_path_).addresses;
   next.local = new_local;
-  paths_.path(active_path_).in_use = false;
-  active_path_ =
-      paths_.add_and_validate(next, now, loss_.pto_duration(PacketNumberSpace::kApplication));
-  paths_.path(active_path_).in_use = true;
+  // The new path sends with a CID of its own (§9.5); the old path keeps
+  // its CID until the new one is validated (then it is retired), so a
+  // failed validation can fall back to it.
+  if (!move_to_own_path(now, next)) return false;
   cc_->reset_for_new_path(now);
   return true;
 }

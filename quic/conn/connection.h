@@ -290,6 +290,30 @@ class Connection final : public transmit::TransmitSource,
   // Server: a path for the address of a datagram no path has, under validation.
   uint32_t add_peer_path(Instant now);
   void on_new_path(Instant now, uint32_t path_id, bool non_probing, uint64_t packet_number);
+
+  // connection_paths.cc: each path's peer CID (RFC 9000 §9.5: never one CID
+  // to two destination addresses). PathState::peer_cid_sequence names it.
+  // A path for `addresses` (known, or added under validation); the CID of a
+  // path evicted to make room is retired.
+  uint32_t add_path(Instant now, const PathAddresses& addresses);
+  // Gives path `id` an unused peer CID unless it holds one; false if none.
+  bool claim_path_cid(uint32_t id);
+  // Client: probe and move to `addresses` at once (migration, preferred
+  // address); false (nothing changes) without a CID for that path.
+  bool move_to_own_path(Instant now, const PathAddresses& addresses);
+  void set_active_path(uint32_t id);
+  // Drops path `id` (never the active one), retiring its CID unless another
+  // path uses it.
+  void abandon_path(uint32_t id);
+  void release_peer_cid(const PathState& path);
+  // No CID for path `id`: abandon another path so that its retirement
+  // brings a replacement.
+  void free_peer_cid_for(uint32_t id);
+  // After NEW_CONNECTION_ID: a Retire Prior To may have taken paths' CIDs;
+  // paths without one take new ones.
+  void reassign_path_cids();
+  // The DCID of packets on path `id`.
+  std::span<const uint8_t> path_dcid(uint32_t id) const;
   bool detect_stateless_reset(std::span<const uint8_t> datagram);
 
   // connection_transmit.cc: TransmitSource.
@@ -463,6 +487,10 @@ class Connection final : public transmit::TransmitSource,
 
   // Receive-path scratch state.
   std::span<const uint8_t> current_packet_dcid_;
+  // The DCID of the latest 1-RTT packet on the active path: a packet from a
+  // new address with the same one lets a server out of CIDs answer there
+  // with the active path's CID (RFC 9000 §9.5 MAY).
+  wire::ConnectionId active_path_received_dcid_;
   PathAddresses pending_path_addresses_;  // of a datagram from an unknown address
   size_t pending_path_datagram_size_ = 0;
   uint64_t acked_in_frame_ = 0;

@@ -238,6 +238,9 @@ void Connection::process_packet(Instant now, uint32_t path_id, transmit::EcnCode
 
   const std::span<const uint8_t> payload = op.out;
   current_packet_dcid_ = header.dcid;
+  if (path_id == active_path_ && header.type == PacketType::kOneRtt) {
+    active_path_received_dcid_ = wire::ConnectionId(header.dcid);
+  }
   bool ack_eliciting = false;
   bool probing_only = true;
   if (payload.empty()) {
@@ -267,13 +270,12 @@ void Connection::process_packet(Instant now, uint32_t path_id, transmit::EcnCode
     if (new_path) {
       on_new_path(now, path_id, !probing_only && largest_so_far, fields.packet_number);
     } else if (path_id != active_path_ && !probing_only && largest_so_far &&
-               role_ == wire::Role::kServer) {
+               role_ == wire::Role::kServer && paths_.exists(path_id) &&
+               paths_.path(path_id).has_peer_cid) {
       // The peer moved back to (or on to) a known path; one not validated
       // is validated again before it carries more than 3x (§9.3).
-      paths_.path(active_path_).in_use = false;
-      active_path_ = path_id;
+      set_active_path(path_id);
       PathState& moved_to = paths_.path(path_id);
-      moved_to.in_use = true;
       if (!moved_to.validated) {
         paths_.start_validation(path_id, now, loss_.pto_duration(PacketNumberSpace::kApplication));
       } else {
@@ -291,30 +293,41 @@ uint32_t Connection::add_peer_path(Instant now) {
   // validated before it carries more than 3x what it received. Also when we
   // sent disable_active_migration: §9 lets us validate and allow the
   // migration rather than drop, and a NAT rebinding then survives.
-  const uint32_t id = paths_.add_and_validate(pending_path_addresses_, now,
-                                              loss_.pto_duration(PacketNumberSpace::kApplication));
+  const uint32_t id = add_path(now, pending_path_addresses_);
   paths_.path(id).bytes_received += pending_path_datagram_size_;
+  // A peer CID of its own (§9.5). With none unused, the active path's CID
+  // only if the peer kept its DCID and we answer from the same local
+  // address (§9.5 MAY; see connection_paths.cc); otherwise this path
+  // cannot be sent on until the peer gives us another CID.
+  if (!claim_path_cid(id)) {
+    const PathState& active = paths_.path(active_path_);
+    const bool same_dcid = wire::ConnectionId(current_packet_dcid_) == active_path_received_dcid_;
+    if (active.has_peer_cid && (peer_cids_.active().empty() || same_dcid) &&
+        pending_path_addresses_.local == active.addresses.local) {
+      paths_.path(id).has_peer_cid = true;
+      paths_.path(id).peer_cid_sequence = active.peer_cid_sequence;
+    } else {
+      free_peer_cid_for(id);
+    }
+  }
   return id;
 }
 
 void Connection::on_new_path(Instant now, uint32_t id, bool non_probing, uint64_t) {
   // Congestion state starts afresh on a path the peer moved to (§9.4).
   const PathAddresses& addresses = paths_.path(id).addresses;
-  if (non_probing) {
+  // Without a CID for the new path we cannot answer there (§9.5): stay.
+  if (non_probing && paths_.path(id).has_peer_cid) {
     // RFC 9000 §9.3.3: an apparent migration may be an attacker forwarding
     // copies; validating the previous path makes the genuine peer send on it
     // again, which moves the connection back.
     const uint32_t previous = active_path_;
-    paths_.path(previous).in_use = false;
-    active_path_ = id;
-    paths_.path(id).in_use = true;
+    set_active_path(id);
     paths_.start_validation(previous, now, loss_.pto_duration(PacketNumberSpace::kApplication));
     cc_->reset_for_new_path(now);
     // §9.4: a port-only change (NAT rebinding) may keep the RTT estimate.
     if (!paths_.path(previous).addresses.remote.same_ip(addresses.remote)) loss_.reset_rtt();
     ecn_.reset_for_new_path();
-    // Use a fresh CID towards the peer when it has given us one (§9.5).
-    (void)peer_cids_.switch_to_unused();
   }
 }
 
@@ -406,7 +419,11 @@ TransportError Connection::on_frame(Instant now, uint32_t path_id, PacketType ty
         return transport_error(TransportErrorCode::kProtocolViolation,
                                "NEW_CONNECTION_ID to a zero-length CID user", frame_type);
       }
-      return peer_cids_.on_new_connection_id(frame.new_connection_id);
+      if (TransportError error = peer_cids_.on_new_connection_id(frame.new_connection_id)) {
+        return error;
+      }
+      reassign_path_cids();
+      return {};
     case FrameType::kRetireConnectionId:
       return local_cids_.on_retire(frame.retire_connection_id.sequence_number,
                                    current_packet_dcid_);
@@ -418,6 +435,11 @@ TransportError Connection::on_frame(Instant now, uint32_t path_id, PacketType ty
         if (role_ == wire::Role::kServer && *validated == active_path_) {
           peer_address_validated_ = true;
           loss_.set_amplification_blocked(now, false);
+        }
+        // A client whose move (migration, preferred address) is validated
+        // no longer needs the paths it left: their CIDs are retired (§9.5).
+        if (role_ == wire::Role::kClient && *validated == active_path_) {
+          for (uint32_t id = 0; id < PathTable::kMaxPaths; ++id) abandon_path(id);
         }
         // RFC 9000 §8.2.1: a validation whose challenge the amplification
         // limit kept below 1200 bytes is followed by one with a padded

@@ -198,16 +198,21 @@ void Connection::handle_timeout(Instant now) {
   std::array<uint32_t, PathTable::kMaxPaths> failed;
   size_t failed_count = 0;
   paths_.on_timeout(now, failed, failed_count);
-  for (size_t i = 0; i < failed_count; ++i) {
-    if (failed[i] != active_path_) continue;
+  const auto has_failed = [&](uint32_t id) {
+    return std::find(failed.begin(), failed.begin() + static_cast<std::ptrdiff_t>(failed_count),
+                     id) != failed.begin() + static_cast<std::ptrdiff_t>(failed_count);
+  };
+  if (has_failed(active_path_)) {
     // The active path failed validation: go back to the last validated peer
-    // address (RFC 9000 §9.3.2), which the move to the new one left unused.
+    // address (RFC 9000 §9.3.2), which the move to the new one left unused,
+    // also when its own re-validation (§9.3.3) just failed too: the peer
+    // proved it before, and an attacker must not close the connection.
+    const uint32_t failed_active = active_path_;
     bool found = false;
     for (uint32_t id = 0; id < PathTable::kMaxPaths; ++id) {
-      if (paths_.exists(id) && paths_.path(id).validated && id != failed[i]) {
-        paths_.path(active_path_).in_use = false;
-        active_path_ = id;
-        paths_.path(id).in_use = true;
+      if (id != failed_active && paths_.exists(id) && paths_.path(id).validated &&
+          paths_.path(id).has_peer_cid) {
+        set_active_path(id);
         loss_.set_amplification_blocked(now, false);
         found = true;
         break;
@@ -220,6 +225,9 @@ void Connection::handle_timeout(Instant now) {
       return;
     }
   }
+  // A path that failed validation and is not (now) the active one is
+  // dropped, and its peer CID retired (§9.5).
+  for (size_t i = 0; i < failed_count; ++i) abandon_path(failed[i]);
 }
 
 void Connection::reset_idle_timer(Instant now) {

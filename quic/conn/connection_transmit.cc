@@ -28,6 +28,10 @@ bool encode(wire::ByteWriter& writer, const wire::Frame& frame) {
 // ACK-only packets in a row after which the next one carries a PING.
 constexpr uint32_t kMaxAckOnlyRun = 20;
 
+// A 1-RTT packet with one PATH_CHALLENGE or PATH_RESPONSE, without its DCID:
+// first byte, a 4-byte packet number at most, the 9-byte frame, AEAD tag.
+constexpr uint64_t kSmallestPathFramePacket = 1 + 4 + 9 + crypto::kAeadTagLength;
+
 }  // namespace
 
 transmit::BurstStatus Connection::poll_transmit(Instant now, transmit::BurstBuilder& builder,
@@ -51,7 +55,15 @@ transmit::BurstStatus Connection::poll_transmit(Instant now, transmit::BurstBuil
   burst_path_ = active_path_;
   if (state_ != ConnectionState::kClosing) {
     for (uint32_t id = 0; id < PathTable::kMaxPaths; ++id) {
-      if (id == active_path_ || !paths_.exists(id)) continue;
+      // A path without a peer CID cannot be sent on (RFC 9000 §9.5), and
+      // one whose anti-amplification budget cannot carry a PATH_CHALLENGE
+      // or PATH_RESPONSE packet waits for the peer: picking it would build
+      // nothing and starve the active path (its ACKs, probes) meanwhile.
+      if (id == active_path_ || !paths_.exists(id) || !paths_.path(id).has_peer_cid) continue;
+      if (role_ == wire::Role::kServer &&
+          paths_.amplification_budget(id) < kSmallestPathFramePacket + path_dcid(id).size()) {
+        continue;
+      }
       if (paths_.response_due(id) || paths_.challenge_due(id)) {
         burst_path_ = id;
         break;
@@ -168,7 +180,7 @@ bool Connection::next_packet(EncryptionLevel level, const transmit::SendAllowanc
   if (level == EncryptionLevel::kApplication) {
     header.long_header = false;
     wire::ShortHeaderFields fields;
-    fields.dcid = peer_cids_.active().span();
+    fields.dcid = path_dcid(burst_path_);  // the path's own CID (§9.5)
     fields.packet_number = sp.next_packet_number;
     fields.largest_acked = largest_acked;
     fields.key_phase = keys_.write_key_phase();
@@ -180,7 +192,7 @@ bool Connection::next_packet(EncryptionLevel level, const transmit::SendAllowanc
     fields.type = level == EncryptionLevel::kInitial     ? PacketType::kInitial
                   : level == EncryptionLevel::kEarlyData ? PacketType::kZeroRtt
                                                          : PacketType::kHandshake;
-    fields.dcid = peer_cids_.active().span();
+    fields.dcid = path_dcid(burst_path_);  // the path's own CID (§9.5)
     fields.scid = local_initial_cid_.span();
     if (level == EncryptionLevel::kInitial && role_ == wire::Role::kClient) {
       fields.token = initial_token_;

@@ -44,7 +44,7 @@ std::optional<uint32_t> PathTable::find(const PathAddresses& addresses) const {
   return std::nullopt;
 }
 
-uint32_t PathTable::pick_slot() {
+uint32_t PathTable::pick_slot(std::optional<PathState>* evicted) {
   for (uint32_t id = 0; id < kMaxPaths; ++id) {
     if (!occupied_[id]) return id;
   }
@@ -67,16 +67,18 @@ uint32_t PathTable::pick_slot() {
       if (created_[id] < created_[victim]) victim = id;
     }
   }
+  if (evicted != nullptr) *evicted = paths_[victim];
   remove(victim);
   return victim;
 }
 
-uint32_t PathTable::add_and_validate(const PathAddresses& addresses, Instant now, Duration pto) {
+uint32_t PathTable::add_and_validate(const PathAddresses& addresses, Instant now, Duration pto,
+                                     std::optional<PathState>* evicted) {
   if (const std::optional<uint32_t> known = find(addresses)) {
     start_validation(*known, now, pto);
     return *known;
   }
-  const uint32_t id = pick_slot();
+  const uint32_t id = pick_slot(evicted);
   paths_[id] = PathState{};
   paths_[id].addresses = addresses;
   occupied_[id] = true;

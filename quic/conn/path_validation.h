@@ -40,6 +40,11 @@ struct PathState {
   // least 1200 bytes (set by the connection). A validation without one
   // proves the address but not the path MTU (RFC 9000 §8.2.1).
   bool challenge_padded = false;
+  // The peer CID (its sequence in PeerConnectionIds) packets on this path
+  // carry (RFC 9000 §9.5: one CID per destination; set by the connection).
+  // A path without one cannot be sent on.
+  bool has_peer_cid = false;
+  uint64_t peer_cid_sequence = 0;
 };
 
 class PathTable {
@@ -65,7 +70,10 @@ class PathTable {
   // validation: fresh random challenge, deadline = now + max(3 * pto,
   // 6 * kInitialRtt) (§8.2.4: three times the larger of the current PTO and
   // a new path's PTO, 2 * kInitialRtt).
-  uint32_t add_and_validate(const PathAddresses& addresses, Instant now, Duration pto);
+  // `evicted`, if given, receives a copy of the path evicted to make room
+  // (the connection retires its peer CID); untouched if none was.
+  uint32_t add_and_validate(const PathAddresses& addresses, Instant now, Duration pto,
+                            std::optional<PathState>* evicted = nullptr);
   // Starts (or restarts) validation of an existing path.
   void start_validation(uint32_t id, Instant now, Duration pto);
 
@@ -121,7 +129,7 @@ class PathTable {
 
   void new_challenge(uint32_t id);
   void close_validation(uint32_t id);
-  uint32_t pick_slot();
+  uint32_t pick_slot(std::optional<PathState>* evicted);
   bool validating(uint32_t id) const { return paths_[id].validation_deadline != kNever; }
 
   RandomSource& random_;

@@ -84,11 +84,15 @@ bool PeerConnectionIds::retire_slot(Slot& slot) {
 }
 
 bool PeerConnectionIds::activate_lowest() {
+  // An unused CID first: a used one may be another path's (§9.5).
   size_t best = slots_.size();
-  for (size_t i = 0; i < slots_.size(); ++i) {
-    if (slots_[i].live && (best == slots_.size() || slots_[i].sequence < slots_[best].sequence)) {
-      best = i;
+  for (const bool unused_only : {true, false}) {
+    for (size_t i = 0; i < slots_.size(); ++i) {
+      const Slot& slot = slots_[i];
+      if (!slot.live || (unused_only && slot.used)) continue;
+      if (best == slots_.size() || slot.sequence < slots_[best].sequence) best = i;
     }
+    if (best != slots_.size()) break;
   }
   if (best == slots_.size()) {
     has_active_ = false;
@@ -253,6 +257,40 @@ bool PeerConnectionIds::switch_to_unused() {
   active_slot_ = next;
   slots_[next].used = true;
   return true;
+}
+
+std::optional<PeerConnectionIds::ClaimedCid> PeerConnectionIds::claim_unused() {
+  Slot* next = nullptr;
+  for (Slot& slot : slots_) {
+    if (slot.live && !slot.used && (next == nullptr || slot.sequence < next->sequence)) {
+      next = &slot;
+    }
+  }
+  if (next == nullptr) return std::nullopt;
+  next->used = true;
+  return ClaimedCid{next->sequence, next->cid};
+}
+
+const wire::ConnectionId* PeerConnectionIds::cid_for(uint64_t sequence) const {
+  for (const Slot& slot : slots_) {
+    if (slot.live && slot.sequence == sequence) return &slot.cid;
+  }
+  return nullptr;
+}
+
+bool PeerConnectionIds::set_active(uint64_t sequence) {
+  Slot* slot = find_live(sequence);
+  if (slot == nullptr) return false;
+  active_slot_ = static_cast<size_t>(slot - slots_.data());
+  has_active_ = true;
+  slot->used = true;
+  return true;
+}
+
+bool PeerConnectionIds::retire(uint64_t sequence) {
+  Slot* slot = find_live(sequence);
+  if (slot == nullptr || (has_active_ && slot == &slots_[active_slot_])) return false;
+  return retire_slot(*slot);
 }
 
 bool PeerConnectionIds::retire_frame_due() const {

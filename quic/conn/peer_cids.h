@@ -17,6 +17,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -52,7 +53,9 @@ class PeerConnectionIds {
   // - CONNECTION_ID_LIMIT_ERROR: more than active_limit CIDs would be held,
   //   or more than retire_bound() retirements would be unacknowledged.
   // An increased Retire Prior To retires the lower sequences (switching the
-  // active CID if it is among them) before the new CID is added; a sequence
+  // active CID, see activate_lowest, if it is among them; the connection
+  // then moves other paths whose CID went, see cid_for) before the new CID
+  // is added; a sequence
   // below the largest Retire Prior To seen is retired at once. Repeated
   // frames are ignored.
   TransportError on_new_connection_id(const wire::NewConnectionIdFrame& frame);
@@ -61,10 +64,36 @@ class PeerConnectionIds {
   const wire::ConnectionId& active() const;
   uint64_t active_sequence() const;
 
-  // Migration / rebinding: move to an unused CID, retiring the current one.
-  // false if none is unused (or the retirement bound is reached).
+  // Moves the active CID to an unused one, retiring the current one (for a
+  // connection with a single path; with several, use claim_unused and
+  // retire). false if none is unused (or the retirement bound is reached).
   bool switch_to_unused();
   bool has_unused() const;
+
+  // --- Per-path CIDs (RFC 9000 §9.5) ----------------------------------------
+  // Each network path sends with a CID of its own: "An endpoint MUST NOT
+  // reuse a connection ID when sending to more than one destination
+  // address". The connection keeps the sequence each path uses; these give
+  // it out, resolve it, and take it back.
+  struct ClaimedCid {
+    uint64_t sequence = 0;
+    wire::ConnectionId cid;
+  };
+  // Takes the lowest-sequence CID not yet used, for a new path (its reset
+  // token counts from now, §10.3.1). nullopt if none is unused.
+  std::optional<ClaimedCid> claim_unused();
+  // The CID held under `sequence`; nullptr if not held (never received or
+  // retired).
+  const wire::ConnectionId* cid_for(uint64_t sequence) const;
+  // Makes a held CID the active one: the CID of the path the connection
+  // sends on (kept in step by the connection; it is the one a Retire Prior
+  // To replaces first). false (nothing changes) if not held.
+  bool set_active(uint64_t sequence);
+  // No path uses `sequence` any more: drop it and queue its
+  // RETIRE_CONNECTION_ID. false (nothing changes) if it is not held, is the
+  // active CID, or the retirement bound is reached; the CID then stays held
+  // and used (never handed out again) until the peer retires it.
+  bool retire(uint64_t sequence);
 
   bool retire_frame_due() const;
   // Writes the next queued RETIRE_CONNECTION_ID frame; false (nothing
@@ -109,7 +138,8 @@ class PeerConnectionIds {
   bool queue_retirement(uint64_t sequence);
   // Drops the slot, queueing its retirement; false when the bound is hit.
   bool retire_slot(Slot& slot);
-  // Makes the lowest-sequence held CID the active one; false if none.
+  // Makes the lowest-sequence unused CID the active one, else the lowest
+  // held; false if none is held.
   bool activate_lowest();
   // Sequences we have already received (held, or retired): a 64-wide window
   // above seen_base_; everything below the window counts as seen.

@@ -380,6 +380,131 @@ TEST(PeerCids, SetInitialAgainReplacesSequenceZero) {
   EXPECT_EQ(cids.held_count(), 1u);
 }
 
+// --- Per-path CIDs (RFC 9000 §9.5) ------------------------------------------
+
+TEST_F(PeerCidsTest, ClaimUnusedHandsOutEachCidOnceLowestFirst) {
+  EXPECT_FALSE(cids_.claim_unused().has_value());  // only the active one
+  ASSERT_TRUE(receive(cids_, 2, 0).ok());
+  ASSERT_TRUE(receive(cids_, 1, 0).ok());
+  const auto first = cids_.claim_unused();
+  ASSERT_TRUE(first.has_value());
+  EXPECT_EQ(first->sequence, 1u);
+  EXPECT_EQ(first->cid, cid_of(1));
+  const auto second = cids_.claim_unused();
+  ASSERT_TRUE(second.has_value());
+  EXPECT_EQ(second->sequence, 2u);
+  EXPECT_EQ(second->cid, cid_of(2));
+  EXPECT_FALSE(cids_.claim_unused().has_value());
+  EXPECT_FALSE(cids_.has_unused());
+  // Claiming changes neither the active CID nor what is held.
+  EXPECT_EQ(cids_.active_sequence(), 0u);
+  EXPECT_EQ(cids_.held_count(), 3u);
+  EXPECT_FALSE(cids_.retire_frame_due());
+}
+
+TEST_F(PeerCidsTest, CidForResolvesHeldSequencesOnly) {
+  ASSERT_TRUE(receive(cids_, 1, 0).ok());
+  ASSERT_NE(cids_.cid_for(0), nullptr);
+  EXPECT_EQ(*cids_.cid_for(0), cid_of(0));
+  ASSERT_NE(cids_.cid_for(1), nullptr);
+  EXPECT_EQ(*cids_.cid_for(1), cid_of(1));
+  EXPECT_EQ(cids_.cid_for(2), nullptr);  // never received
+  ASSERT_TRUE(receive(cids_, 2, 1).ok());
+  EXPECT_EQ(cids_.cid_for(0), nullptr);  // retired by Retire Prior To
+}
+
+TEST_F(PeerCidsTest, ClaimedCidsResetTokensCount) {
+  ASSERT_TRUE(receive(cids_, 1, 0).ok());
+  const wire::StatelessResetToken token = token_of(1);
+  EXPECT_FALSE(cids_.is_stateless_reset(token));  // not used yet (§10.3.1)
+  ASSERT_TRUE(cids_.claim_unused().has_value());
+  EXPECT_TRUE(cids_.is_stateless_reset(token));
+}
+
+TEST_F(PeerCidsTest, RetireQueuesTheFrameButNeverTheActiveCid) {
+  ASSERT_TRUE(receive(cids_, 1, 0).ok());
+  ASSERT_TRUE(receive(cids_, 2, 0).ok());
+  ASSERT_EQ(cids_.claim_unused()->sequence, 1u);
+  EXPECT_FALSE(cids_.retire(0));  // the active one
+  EXPECT_FALSE(cids_.retire(7));  // not held
+  EXPECT_FALSE(cids_.retire_frame_due());
+  EXPECT_TRUE(cids_.retire(1));
+  EXPECT_EQ(cids_.cid_for(1), nullptr);
+  EXPECT_FALSE(cids_.retire(1));  // once
+  EXPECT_EQ(cids_.held_count(), 2u);
+  EXPECT_EQ(drain_retires(cids_), (std::vector<uint64_t>{1}));
+  // An unused CID may be retired too; the retired ones are never handed out.
+  EXPECT_TRUE(cids_.retire(2));
+  EXPECT_FALSE(cids_.claim_unused().has_value());
+  EXPECT_EQ(drain_retires(cids_), (std::vector<uint64_t>{2}));
+}
+
+TEST_F(PeerCidsTest, SetActiveFollowsTheActivePath) {
+  ASSERT_TRUE(receive(cids_, 1, 0).ok());
+  ASSERT_EQ(cids_.claim_unused()->sequence, 1u);
+  EXPECT_FALSE(cids_.set_active(5));
+  EXPECT_EQ(cids_.active_sequence(), 0u);
+  ASSERT_TRUE(cids_.set_active(1));
+  EXPECT_EQ(cids_.active(), cid_of(1));
+  // The old path's CID may now be retired; the new active one may not.
+  EXPECT_FALSE(cids_.retire(1));
+  EXPECT_TRUE(cids_.retire(0));
+  EXPECT_EQ(drain_retires(cids_), (std::vector<uint64_t>{0}));
+}
+
+TEST_F(PeerCidsTest, RetirePriorToPrefersAnUnusedCidForTheActivePath) {
+  for (uint64_t s = 1; s <= 3; ++s) ASSERT_TRUE(receive(cids_, s, 0).ok());
+  // Sequence 2 is another path's; 1 and 3 unused. Retiring 0 and 1 moves
+  // the active CID to 3, not to the lower 2 another path sends with.
+  ASSERT_EQ(cids_.claim_unused()->sequence, 1u);
+  ASSERT_EQ(cids_.claim_unused()->sequence, 2u);
+  ASSERT_TRUE(cids_.retire(1));
+  ASSERT_EQ(drain_retires(cids_), (std::vector<uint64_t>{1}));
+  ASSERT_TRUE(receive(cids_, 4, 1).ok());  // retires 0
+  EXPECT_EQ(cids_.active_sequence(), 3u);
+  EXPECT_NE(cids_.cid_for(2), nullptr);
+  EXPECT_EQ(drain_retires(cids_), (std::vector<uint64_t>{0}));
+  ASSERT_EQ(cids_.claim_unused()->sequence, 4u);
+  ASSERT_TRUE(receive(cids_, 5, 4).ok());  // retires 2 and 3 (active)
+  EXPECT_EQ(cids_.active_sequence(), 5u);  // 5 is unused: preferred to 4
+  EXPECT_EQ(drain_retires(cids_), (std::vector<uint64_t>{2, 3}));
+}
+
+TEST_F(PeerCidsTest, RetirePriorToFallsBackToTheLowestHeldWhenNoneIsUnused) {
+  ASSERT_TRUE(receive(cids_, 1, 0).ok());
+  ASSERT_TRUE(receive(cids_, 2, 0).ok());
+  ASSERT_EQ(cids_.claim_unused()->sequence, 1u);
+  ASSERT_EQ(cids_.claim_unused()->sequence, 2u);
+  // Sequence 2 again, now with Retire Prior To 2: 0 (active) and 1 go, and
+  // the only CID left is 2, which another path uses. It becomes the active
+  // one anyway (the connection then drops the other path).
+  ASSERT_TRUE(receive(cids_, 2, 2).ok());
+  EXPECT_EQ(cids_.active_sequence(), 2u);
+  EXPECT_EQ(cids_.held_count(), 1u);
+  EXPECT_EQ(drain_retires(cids_), (std::vector<uint64_t>{0, 1}));
+}
+
+TEST_F(PeerCidsTest, RetireStopsAtTheRetirementBound) {
+  PeerConnectionIds cids(2, 4);  // bound raised to 2 * 2 = 4
+  cids.set_initial(cid_of(0));
+  ASSERT_EQ(cids.retire_bound(), 4u);
+  uint64_t next = 1;
+  // Four retirements, never acknowledged.
+  for (int i = 0; i < 4; ++i) {
+    ASSERT_TRUE(receive(cids, next, 0).ok());
+    ASSERT_EQ(cids.claim_unused()->sequence, next);
+    ASSERT_TRUE(cids.retire(next));
+    ++next;
+  }
+  EXPECT_EQ(cids.pending_retire_count(), 4u);
+  ASSERT_TRUE(receive(cids, next, 0).ok());
+  ASSERT_EQ(cids.claim_unused()->sequence, next);
+  EXPECT_FALSE(cids.retire(next));  // stays held and used
+  EXPECT_NE(cids.cid_for(next), nullptr);
+  EXPECT_FALSE(cids.claim_unused().has_value());
+  EXPECT_EQ(cids.pending_retire_count(), 4u);
+}
+
 TEST(PeerCids, SteadyStateAllocatesNothing) {
   PeerConnectionIds cids(4, 16);
   cids.set_initial(cid_of(0));
@@ -390,6 +515,12 @@ TEST(PeerCids, SteadyStateAllocatesNothing) {
     ASSERT_TRUE(cids.on_new_connection_id(new_cid(i, i - 1, storage)).ok());
     if (i % 3 == 0) {
       ASSERT_TRUE(cids.switch_to_unused());
+    } else if (i % 3 == 1) {
+      // A path claims a CID and is abandoned.
+      const auto claimed = cids.claim_unused();
+      ASSERT_TRUE(claimed.has_value());
+      ASSERT_NE(cids.cid_for(claimed->sequence), nullptr);
+      ASSERT_TRUE(cids.retire(claimed->sequence));
     }
     while (cids.retire_frame_due()) {
       wire::ByteWriter writer(buffer);
