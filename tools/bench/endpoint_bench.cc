@@ -67,6 +67,7 @@ void BM_EndpointDownload(benchmark::State& state) {
   Instant now = kSimulationStart;
   const auto handle = pair.connect();
   uint64_t send_cycles = 0, receive_cycles = 0, read_cycles = 0, ack_cycles = 0, data_packets = 0;
+  uint64_t bursts = 0;
   uint64_t allocations = 0, measured_packets = 0;
   bool warm = false;
 
@@ -88,6 +89,7 @@ void BM_EndpointDownload(benchmark::State& state) {
         const bool more = pair.server->poll_transmit(now, ferry.buffers(), out, path);
         send_cycles += __rdtsc() - start;
         if (!more) break;
+        ++bursts;
         start = __rdtsc();
         for (size_t i = 0; i < out.datagram_count; ++i) {
           pair.client->handle_datagram(now, {path.remote, path.local}, out.ecn,
@@ -126,6 +128,7 @@ void BM_EndpointDownload(benchmark::State& state) {
           ? 0.0
           : static_cast<double>(allocations) / static_cast<double>(measured_packets);
   state.counters["packets"] = packets;
+  state.counters["datagrams_per_burst"] = packets / static_cast<double>(bursts);
   state.SetBytesProcessed(static_cast<int64_t>(client_app.bytes_received()));
 }
 BENCHMARK(BM_EndpointDownload)->Arg(64)->Iterations(4)->Unit(benchmark::kMillisecond);
