@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "quic/recovery/congestion_controller.h"
+#include "tests/quic/harness/download_fixture.h"
 #include "tests/quic/harness/perf_app.h"
 #include "tests/quic/harness/quic_pair.h"
 
@@ -59,19 +60,10 @@ struct WireLog {
   }
 };
 
-class MigrationTest : public ::testing::Test {
+class MigrationTest : public DownloadFixture {
  protected:
   void start(PairOptions options = PairOptions()) {
-    options.client_address = kClientAddress;
-    options.server_address = kServerAddress;
-    // A bottleneck, so the download spans many round trips.
-    options.server_to_client.bandwidth_bps = 40'000'000;
-    options.server_to_client.queue_bytes = 256 * 1024;
-    pair_ = std::make_unique<QuicPair>(options);
-    server_app_ = std::make_unique<PerfServer>(*pair_->server);
-    client_app_ = std::make_unique<PerfClient>(*pair_->client);
-    pair_->server_node->set_application([this](Instant now) { server_app_->run(now); });
-    pair_->client_node->set_application([this](Instant now) { client_app_->run(now); });
+    start_download(options, kClientAddress, kServerAddress, kTransferBytes);
     pair_->simulator->set_observer([this](bool c2s, Instant now, const Datagram& d) {
       log_.record(c2s, now, d);
       if (!c2s && watch_address_.valid() && d.path.remote == watch_address_ && !first_to_watched_) {
@@ -81,25 +73,7 @@ class MigrationTest : public ::testing::Test {
         }
       }
     });
-    handle_ = pair_->connect();
-    client_app_->request(handle_, kTransferBytes);
   }
-
-  // Runs until `bytes` of the download arrived.
-  void run_until_received(uint64_t bytes) {
-    ASSERT_TRUE(pair_->run_until([&] { return client_app_->bytes_received() >= bytes; }));
-  }
-  void finish_download() {
-    ASSERT_TRUE(pair_->run_until([&] { return client_app_->completed() == 1; }));
-    ASSERT_NE(client(), nullptr);
-    ASSERT_NE(server(), nullptr);
-    EXPECT_EQ(client_app_->bytes_received(), kTransferBytes);
-    EXPECT_EQ(client_app_->mismatches(), 0u);
-    EXPECT_EQ(client_app_->closed(), 0u);
-  }
-
-  conn::Connection* client() { return pair_->client_connection(handle_); }
-  conn::Connection* server() { return pair_->server_connection(); }
 
   // Datagrams in one direction matching `pred`, from entry `from` on.
   template <typename Pred>
@@ -164,10 +138,6 @@ class MigrationTest : public ::testing::Test {
               100u);
   }
 
-  std::unique_ptr<QuicPair> pair_;
-  std::unique_ptr<PerfServer> server_app_;
-  std::unique_ptr<PerfClient> client_app_;
-  endpoint::ConnectionHandle handle_ = 0;
   WireLog log_;
   SocketAddress watch_address_;
   std::optional<size_t> first_to_watched_;

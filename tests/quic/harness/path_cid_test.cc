@@ -17,6 +17,7 @@
 #include <set>
 #include <vector>
 
+#include "tests/quic/harness/download_fixture.h"
 #include "tests/quic/harness/perf_app.h"
 #include "tests/quic/harness/quic_pair.h"
 
@@ -100,43 +101,14 @@ class DcidLog {
   std::vector<Sent> sent_;
 };
 
-class PathCidTest : public ::testing::Test {
+class PathCidTest : public DownloadFixture {
  protected:
   void start(PairOptions options = PairOptions()) {
-    options.client_address = kClientAddress;
-    options.server_address = kServerAddress;
-    options.server_to_client.bandwidth_bps = 40'000'000;
-    options.server_to_client.queue_bytes = 256 * 1024;
-    pair_ = std::make_unique<QuicPair>(options);
-    server_app_ = std::make_unique<PerfServer>(*pair_->server);
-    client_app_ = std::make_unique<PerfClient>(*pair_->client);
-    pair_->server_node->set_application([this](Instant now) { server_app_->run(now); });
-    pair_->client_node->set_application([this](Instant now) { client_app_->run(now); });
+    start_download(options, kClientAddress, kServerAddress, kTransferBytes);
     pair_->simulator->set_observer(
         [this](bool c2s, Instant, const Datagram& d) { log_.record(c2s, d); });
-    handle_ = pair_->connect();
-    client_app_->request(handle_, kTransferBytes);
   }
 
-  void run_until_received(uint64_t bytes) {
-    ASSERT_TRUE(pair_->run_until([&] { return client_app_->bytes_received() >= bytes; }));
-  }
-  void finish_download() {
-    ASSERT_TRUE(pair_->run_until([&] { return client_app_->completed() == 1; }));
-    ASSERT_NE(client(), nullptr);
-    ASSERT_NE(server(), nullptr);
-    EXPECT_EQ(client_app_->bytes_received(), kTransferBytes);
-    EXPECT_EQ(client_app_->mismatches(), 0u);
-    EXPECT_EQ(client_app_->closed(), 0u);
-  }
-
-  conn::Connection* client() { return pair_->client_connection(handle_); }
-  conn::Connection* server() { return pair_->server_connection(); }
-
-  std::unique_ptr<QuicPair> pair_;
-  std::unique_ptr<PerfServer> server_app_;
-  std::unique_ptr<PerfClient> client_app_;
-  endpoint::ConnectionHandle handle_ = 0;
   DcidLog log_;
 };
 
