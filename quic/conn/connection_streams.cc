@@ -106,7 +106,13 @@ Connection::Stream& Connection::create_stream(uint64_t id) {
     stream.send.emplace(id, peer_limit, config_.max_stream_send_buffer);
   }
   if (local_can_receive(id, role_)) {
-    stream.receive.emplace(*core_.blocks, local.initial_max_stream_data, local.max_stream_window);
+    // Holes allowed in one stream's reassembly (RFC 9000 §21.9): enough for
+    // an honest peer's losses across a large auto-tuned window, few enough
+    // that a hostile one cannot make each insertion shift a long list.
+    const size_t max_gaps =
+        std::clamp<size_t>(static_cast<size_t>(local.max_stream_window / 4096), 1024, 4096);
+    stream.receive.emplace(*core_.blocks, local.initial_max_stream_data, local.max_stream_window,
+                           max_gaps);
   }
   stream_index_.insert(id, slot);
   ++stream_count_;

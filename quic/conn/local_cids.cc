@@ -63,6 +63,7 @@ void LocalConnectionIds::set_initial(const wire::ConnectionId& cid) {
   if (cid.empty()) return;  // nothing to route on, nothing more to issue
   initial_registered_ = registry_.register_cid(cid);
   if (!initial_registered_) return;
+  announced_end_ = 1;  // sequence 0 travels in the handshake
   Entry entry;
   entry.sequence = 0;
   entry.cid = cid;
@@ -125,6 +126,7 @@ bool LocalConnectionIds::write_new_cid_frame(wire::ByteWriter& writer, uint64_t&
     frame.new_connection_id.stateless_reset_token = entry.reset_token;
     if (!wire::encode_frame(writer, frame)) return false;
     entry.frame_pending = false;
+    announced_end_ = std::max(announced_end_, entry.sequence + 1);
     sequence = entry.sequence;
     return true;
   }
@@ -149,9 +151,9 @@ TransportError LocalConnectionIds::on_retire(uint64_t sequence,
     return transport_error(TransportErrorCode::kProtocolViolation,
                            "RETIRE_CONNECTION_ID with zero-length connection IDs", kFrameType);
   }
-  if (sequence >= next_sequence_) {
+  if (sequence >= announced_end_) {
     return transport_error(TransportErrorCode::kProtocolViolation,
-                           "RETIRE_CONNECTION_ID for a sequence never issued", kFrameType);
+                           "RETIRE_CONNECTION_ID for a sequence never sent", kFrameType);
   }
   const auto it = std::find_if(entries_.begin(), entries_.end(), [sequence](const Entry& entry) {
     return entry.sequence == sequence;
@@ -187,6 +189,7 @@ LocalConnectionIds::issue_for_preferred_address() {
   if (next_sequence_ != 1 || entries_.empty()) return std::nullopt;
   const Entry* entry = issue_one(/*send_frame=*/false);
   if (entry == nullptr) return std::nullopt;
+  announced_end_ = entry->sequence + 1;  // sent in the transport parameter
   return std::make_pair(entry->cid, entry->reset_token);
 }
 

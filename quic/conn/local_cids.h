@@ -67,7 +67,9 @@ class LocalConnectionIds {
   void on_new_cid_frame_lost(uint64_t sequence);
 
   // RETIRE_CONNECTION_ID from the peer. PROTOCOL_VIOLATION when we use a
-  // zero-length CID (§19.16), when `sequence` was never issued, or when it
+  // zero-length CID (§19.16), when `sequence` was never sent to the peer
+  // (issued but still waiting for its NEW_CONNECTION_ID counts as not
+  // sent: §19.16 "greater than any previously sent"), or when it
   // names the CID the packet was sent to (`packet_dcid`). A sequence already
   // retired is a retransmission: ignored. Otherwise unregisters the CID and
   // issues a replacement (if the peer's limit is known).
@@ -114,6 +116,9 @@ class LocalConnectionIds {
   size_t capacity_;             // entries_ never grows past its reserved capacity
   std::vector<Entry> entries_;  // active CIDs, in sequence order
   uint64_t next_sequence_ = 0;
+  // One past the largest sequence the peer has been told of (handshake,
+  // preferred_address or a NEW_CONNECTION_ID frame written).
+  uint64_t announced_end_ = 0;
   uint64_t peer_limit_ = 0;  // 0: not known yet
   size_t initial_length_ = 0;
   bool initial_set_ = false;

@@ -386,5 +386,32 @@ TEST_F(LocalCidsTest, SteadyStateAllocatesNothing) {
   EXPECT_EQ(window.count(), 0u);
 }
 
+// RFC 9000 §19.16: a sequence "greater than any previously sent to the peer"
+// is PROTOCOL_VIOLATION, even if issued here and only waiting for its
+// NEW_CONNECTION_ID frame (a peer guessing it must not make us drop it).
+TEST_F(LocalCidsTest, RetireOfIssuedButUnsentSequenceIsProtocolViolation) {
+  LocalConnectionIds cids(&generator_, &tokens_, registry_);
+  const wire::ConnectionId initial = generator_.generate();
+  cids.set_initial(initial);
+  cids.on_peer_limit(3);  // sequences 1 and 2 issued, neither frame sent yet
+  ASSERT_EQ(cids.next_sequence(), 3u);
+  TransportError error = cids.on_retire(1, initial.span());
+  EXPECT_EQ(error.code, TransportErrorCode::kProtocolViolation);
+  EXPECT_EQ(error.frame_type, kRetireFrameType);
+  EXPECT_EQ(registry_.unregister_calls, 0);
+  EXPECT_EQ(cids.active_count(), 3u);
+
+  const DecodedNewCid one = write_one(cids);
+  ASSERT_EQ(one.sequence, 1u);
+  // Sequence 2 is still unsent; sequence 1 now may be retired.
+  EXPECT_EQ(cids.on_retire(2, initial.span()).code, TransportErrorCode::kProtocolViolation);
+  EXPECT_TRUE(cids.on_retire(1, initial.span()).ok());
+  EXPECT_FALSE(registry_.contains(one.cid));
+  EXPECT_EQ(write_one(cids).sequence, 2u);
+  EXPECT_TRUE(cids.on_retire(2, initial.span()).ok());
+  // Sequence 0 (handshake) is retirable from the start.
+  EXPECT_TRUE(cids.on_retire(0, one.cid.span()).ok());
+}
+
 }  // namespace
 }  // namespace dpquic::conn
