@@ -346,6 +346,7 @@ class Connection final : public transmit::TransmitSource,
                      uint64_t application_code);
   void enter_draining(Instant now, CloseReason reason, uint64_t code, bool application);
   void finish(CloseReason reason);
+  void push_close_event(bool application);
   // Owes a CONNECTION_CLOSE at every level the peer may need (§10.2.3).
   void queue_close_frames();
   void reset_idle_timer(Instant now);

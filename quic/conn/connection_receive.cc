@@ -8,6 +8,7 @@
 #include "crypto/header_protection.h"
 #include "quic/conn/connection.h"
 #include "quic/conn/connection_stream.h"
+#include "quic/conn/packet_unprotect.h"
 #include "quic/wire/frame_codec.h"
 #include "quic/wire/frame_validity.h"
 
@@ -144,20 +145,11 @@ void Connection::process_packet(Instant now, uint32_t path_id, transmit::EcnCode
       original_version ? &keys_.original_initial_read_keys()->header_protection()
                        : keys_.read_header_protection(level);
   if (hp == nullptr) return drop();
-  std::span<const uint8_t> sample;
-  if (wire::header_protection_sample(packet, header, sample) != wire::WireError::kOk) {
-    return drop();
-  }
-  crypto::HeaderProtectionMask mask;
-  if (!crypto::compute_mask(*core_.mb, *hp, sample.data(), mask)) return drop();
-  if (crypto::remove_header_protection(packet, header.packet_number_offset, mask) == 0) {
-    return drop();
-  }
   wire::PacketNumberFields fields;
   const std::optional<uint64_t> largest =
       sp.acks.has_received() ? std::optional<uint64_t>(sp.acks.largest_received()) : std::nullopt;
   const wire::WireError pn_error =
-      wire::decode_packet_number_fields(packet, header, largest, fields);
+      remove_packet_header_protection(*core_.mb, *hp, packet, header, largest, fields);
   if (pn_error == wire::WireError::kDrop) return drop();
   const bool reserved_bits_error = pn_error == wire::WireError::kProtocolViolation;
 
@@ -166,15 +158,10 @@ void Connection::process_packet(Instant now, uint32_t path_id, transmit::EcnCode
                                                   crypto::KeyGeneration::kCurrent}
                        : keys_.select_read_key(level, fields.key_phase, fields.packet_number, now);
   if (selection.key == nullptr) return drop();
-  std::span<uint8_t> body = packet.subspan(fields.payload_offset, fields.payload_size);
-  if (body.size() < crypto::kAeadTagLength) return drop();
-  crypto::OpenOp op;
-  op.key = selection.key;
-  op.packet_number = fields.packet_number;
-  op.header = packet.first(fields.payload_offset);
-  op.ciphertext = body;
-  op.out = body.first(body.size() - crypto::kAeadTagLength);
-  if (crypto::open(*core_.mb, op) != crypto::PacketStatus::kOk) {
+  if (fields.payload_size < crypto::kAeadTagLength) return drop();
+  std::span<const uint8_t> payload;
+  if (open_packet_payload(*core_.mb, *selection.key, packet, fields, payload) !=
+      crypto::PacketStatus::kOk) {
     if (!header.long_header && detect_stateless_reset(datagram)) {
       enter_draining(now, CloseReason::kStatelessReset, 0, false);
       return;
@@ -236,7 +223,6 @@ void Connection::process_packet(Instant now, uint32_t path_id, transmit::EcnCode
     discard_space(now, PacketNumberSpace::kInitial);
   }
 
-  const std::span<const uint8_t> payload = op.out;
   current_packet_dcid_ = header.dcid;
   if (path_id == active_path_ && header.type == PacketType::kOneRtt) {
     active_path_received_dcid_ = wire::ConnectionId(header.dcid);

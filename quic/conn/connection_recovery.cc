@@ -303,13 +303,7 @@ void Connection::enter_closing(Instant now, const TransportError& error, bool ap
   close_deadline_ = now + closing_period();
   if (close_reason_ == CloseReason::kNone) close_reason_ = CloseReason::kTransportError;
   close_error_code_ = application ? application_code : static_cast<uint64_t>(error.code);
-  ConnectionEvent event;
-  event.type = ConnectionEventType::kClosed;
-  event.error_code = close_error_code_;
-  event.close_reason = close_reason_;
-  event.application_error = application;
-  push_event(event);
-  close_event_pushed_ = true;
+  push_close_event(application);
 }
 
 void Connection::queue_close_frames() {
@@ -337,28 +331,26 @@ void Connection::enter_draining(Instant now, CloseReason reason, uint64_t code, 
   if (was_closing) return;  // the close we started stands as the reason
   close_reason_ = reason;
   close_error_code_ = code;
-  ConnectionEvent event;
-  event.type = ConnectionEventType::kClosed;
-  event.error_code = code;
-  event.close_reason = reason;
-  event.application_error = application;
-  push_event(event);
-  close_event_pushed_ = true;
+  push_close_event(application);
 }
 
 void Connection::finish(CloseReason reason) {
   if (state_ == ConnectionState::kClosed) return;
   state_ = ConnectionState::kClosed;
   if (close_reason_ == CloseReason::kNone) close_reason_ = reason;
-  if (!close_event_pushed_) {
-    ConnectionEvent event;
-    event.type = ConnectionEventType::kClosed;
-    event.error_code = close_error_code_;
-    event.close_reason = close_reason_;
-    push_event(event);
-    close_event_pushed_ = true;
-  }
+  if (!close_event_pushed_) push_close_event(false);
   local_cids_.unregister_all();
+}
+
+void Connection::push_close_event(bool application) {
+  // The application hears of the end once, however it came about.
+  ConnectionEvent event;
+  event.type = ConnectionEventType::kClosed;
+  event.error_code = close_error_code_;
+  event.close_reason = close_reason_;
+  event.application_error = application;
+  push_event(event);
+  close_event_pushed_ = true;
 }
 
 }  // namespace dpquic::conn

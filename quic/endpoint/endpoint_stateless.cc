@@ -7,6 +7,7 @@
 #include "crypto/aead_burst.h"
 #include "crypto/connection_keys.h"
 #include "crypto/header_protection.h"
+#include "quic/conn/packet_unprotect.h"
 #include "quic/endpoint/endpoint.h"
 #include "quic/endpoint/endpoint_slot.h"
 #include "quic/endpoint/stateless_packets.h"
@@ -146,29 +147,17 @@ bool Endpoint::initial_packet_opens(const wire::ParsedHeader& header,
   if (hp == nullptr) return false;
   std::span<uint8_t> packet(initial_scratch_.data(), header.packet_size);
   std::copy_n(bytes.data(), packet.size(), packet.data());
-  std::span<const uint8_t> sample;
-  if (wire::header_protection_sample(packet, header, sample) != wire::WireError::kOk) return false;
-  crypto::HeaderProtectionMask mask;
-  if (!crypto::compute_mask(mb_, *hp, sample.data(), mask) ||
-      crypto::remove_header_protection(packet, header.packet_number_offset, mask) == 0) {
-    return false;
-  }
   wire::PacketNumberFields fields;
-  if (wire::decode_packet_number_fields(packet, header, std::nullopt, fields) ==
+  if (conn::remove_packet_header_protection(mb_, *hp, packet, header, std::nullopt, fields) ==
       wire::WireError::kDrop) {
     return false;
   }
   const crypto::ReadKeySelection selection =
       keys.select_read_key(crypto::EncryptionLevel::kInitial, false, fields.packet_number, 0);
-  std::span<uint8_t> body = packet.subspan(fields.payload_offset, fields.payload_size);
-  if (selection.key == nullptr || body.size() < crypto::kAeadTagLength) return false;
-  crypto::OpenOp op;
-  op.key = selection.key;
-  op.packet_number = fields.packet_number;
-  op.header = packet.first(fields.payload_offset);
-  op.ciphertext = body;
-  op.out = body.first(body.size() - crypto::kAeadTagLength);
-  return crypto::open(mb_, op) == crypto::PacketStatus::kOk;
+  if (selection.key == nullptr) return false;
+  std::span<const uint8_t> plaintext;
+  return conn::open_packet_payload(mb_, *selection.key, packet, fields, plaintext) ==
+         crypto::PacketStatus::kOk;
 }
 
 void Endpoint::refuse_initial(const conn::PathAddresses& path, const wire::ParsedHeader& header,
