@@ -1,40 +1,43 @@
-// The dpquic server binary. The serving engine is not built yet: until it is,
-// this prints its intended usage and what is missing, and exits 2 rather than
-// pretend to serve.
+// The dpquic server binary: `bazel run //dataplane` serves h3 and perf on
+// 127.0.0.1:4433 and [::1]:4433. See `dataplane --help`.
+#include <signal.h>
+
 #include <cstdio>
-#include <cstring>
+#include <exception>
+#include <string>
 
-namespace {
-
-constexpr char kUsage[] =
-    "usage: dataplane [--backend=udp|dpdk] [--listen=HOST:PORT]... [--cert=PEM --key=PEM]\n"
-    "                 [--root=DIR] [--cores=N] [--retry=auto|always|never]\n"
-    "                 [--max-connections=N] [--cc=newreno|cubic] [--gso=on|off]\n"
-    "                 [--eal=\"EAL ARGS\"] [--stats=SECONDS] [--qlog-dir=DIR]\n"
-    "\n"
-    "Terminates QUIC (RFC 9000/9001/9002) and serves HTTP/3 (ALPN h3) and the perf\n"
-    "protocol (ALPN perf), by default on 127.0.0.1:4433 and [::1]:4433.\n";
-
-constexpr char kNotYet[] =
-    "dataplane: not implemented yet. What exists today is the QUIC wire codec\n"
-    "(//quic/wire: varints and packet numbers). Still to come: packet protection and\n"
-    "TLS (crypto/), recovery, connections and endpoints (quic/), and the kernel-UDP\n"
-    "and DPDK backends with the HTTP/3 and perf applications (dataplane/).\n"
-    "See README.md for the status table.\n";
-
-}  // namespace
+#include "dataplane/server.h"
+#include "dataplane/server_options.h"
 
 int main(int argc, char** argv) {
-  for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0) {
-      std::fputs(kUsage, stdout);
-      std::fputs("\n", stdout);
-      std::fputs(kNotYet, stdout);
-      return 0;
-    }
+  std::string error;
+  const auto options = dpquic::dataplane::parse_server_options(argc, argv, error);
+  if (!options) {
+    std::fprintf(stderr, "%s\n", error.c_str());
+    return 2;
   }
-  std::fputs(kUsage, stderr);
-  std::fputs("\n", stderr);
-  std::fputs(kNotYet, stderr);
-  return 2;
+  if (options->help) {
+    std::fputs(dpquic::dataplane::server_usage(), stdout);
+    return 0;
+  }
+  // Shard threads inherit this mask; the main thread takes the signals
+  // with sigwait and stops the shards gracefully.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+  try {
+    dpquic::dataplane::Server server(*options);
+    std::fputs(server.banner().c_str(), stdout);
+    std::fflush(stdout);
+    server.run();
+    std::fputs(server.totals_line().c_str(), stdout);
+    std::puts("dataplane: stopped");
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "dataplane: %s\n", e.what());
+    return 2;
+  }
+  return 0;
 }

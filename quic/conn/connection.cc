@@ -92,6 +92,10 @@ bool Connection::start_client(Instant now, const PathAddresses& path, std::strin
   local_cids_.set_initial(scid);
   local_initial_cid_ = scid;
   peer_cids_.set_initial(original_dcid_);
+  if (tracer_) {
+    tracer_->on_connection_started(
+        now, TracedStart{wire::Role::kClient, version, path, original_dcid_, scid, original_dcid_});
+  }
   keys_.set_version(version);
   if (!keys_.install_initial_keys(original_dcid_.span())) {
     finish(CloseReason::kTransportError);
@@ -106,6 +110,7 @@ bool Connection::start_client(Instant now, const PathAddresses& path, std::strin
     finish(CloseReason::kTransportError);
     return false;
   }
+  if (tracer_) tracer_->on_parameters_set(now, true, local_params_);
   // 0-RTT is bounded by the limits the server gave in the connection that
   // minted the ticket (RFC 9000 §7.4.1).
   const auto remembered = tls_->remembered_transport_parameters();
@@ -135,6 +140,11 @@ bool Connection::start_server(Instant now, const PathAddresses& path, const Serv
   local_cids_.set_initial(start.local_cid);
   local_initial_cid_ = start.local_cid;
   peer_cids_.set_initial(start.client_scid);
+  if (tracer_) {
+    tracer_->on_connection_started(
+        now, TracedStart{wire::Role::kServer, start.version, path, original_dcid_, start.local_cid,
+                         start.client_scid});
+  }
   keys_.set_version(start.version);
   if (!keys_.install_initial_keys(start.client_dcid.span())) {
     finish(CloseReason::kTransportError);
@@ -173,6 +183,7 @@ bool Connection::start_server(Instant now, const PathAddresses& path, const Serv
     finish(CloseReason::kTransportError);
     return false;
   }
+  if (tracer_) tracer_->on_parameters_set(now, true, local_params_);
   return true;
 }
 
@@ -310,6 +321,7 @@ bool Connection::apply_peer_parameters(Instant now) {
   }
   peer_params_ = params;
   zero_rtt_accepted_ = tls_->early_data_accepted();
+  if (tracer_) tracer_->on_parameters_set(now, false, params);
 
   // Idle timeout: the minimum of both, where 0 means none (RFC 9000 §10.1).
   const Duration peer_idle = params.max_idle_timeout_ms * kMillisecond;
@@ -345,6 +357,7 @@ void Connection::on_handshake_complete(Instant now) {
   handshake_complete_ = true;
   handshake_deadline_ = kNever;
   if (state_ == ConnectionState::kHandshake) state_ = ConnectionState::kEstablished;
+  if (tracer_) tracer_->on_state_changed(now, TracedState::kHandshakeComplete);
   push_event({ConnectionEventType::kEstablished});
   if (role_ == wire::Role::kServer) {
     // RFC 9001 §4.1.2: the server's handshake is confirmed at completion.
@@ -357,6 +370,7 @@ void Connection::on_handshake_complete(Instant now) {
 void Connection::on_handshake_confirmed(Instant now) {
   if (handshake_confirmed_) return;
   handshake_confirmed_ = true;
+  if (tracer_) tracer_->on_state_changed(now, TracedState::kHandshakeConfirmed);
   loss_.on_handshake_confirmed(now);
   discard_space(now, PacketNumberSpace::kInitial);
   discard_space(now, PacketNumberSpace::kHandshake);
@@ -489,7 +503,21 @@ bool Connection::initiate_key_update() {
   current_phase_acked_ = false;
   ++stats_.key_updates;
   ++stats_.key_updates_initiated;
+  if (tracer_) tracer_->on_key_updated(now_, keys_.key_phase().write_generation(), true);
   return true;
+}
+
+void Connection::trace_metrics(Instant now) {
+  const recovery::RttEstimator& rtt = loss_.rtt();
+  RecoveryMetrics metrics;
+  metrics.congestion_window = cc_->congestion_window();
+  metrics.bytes_in_flight = loss_.bytes_in_flight();
+  metrics.slow_start_threshold = cc_->slow_start_threshold();
+  metrics.smoothed_rtt = rtt.smoothed_rtt();
+  metrics.latest_rtt = rtt.latest_rtt();
+  metrics.min_rtt = rtt.min_rtt();
+  metrics.rtt_variance = rtt.rttvar();
+  tracer_->on_metrics_updated(now, metrics);
 }
 
 // --- Retry and Version Negotiation (client) -------------------------------------------------
@@ -504,11 +532,19 @@ void Connection::handle_retry(Instant now, const wire::ParsedHeader& header,
       core_.retry_integrity == nullptr ||
       !core_.retry_integrity->verify(version_, original_dcid_, packet)) {
     ++stats_.packets_dropped;
+    if (tracer_) {
+      tracer_->on_packet_dropped(now, true, wire::PacketType::kRetry, packet.size(),
+                                 PacketDropReason::kUnexpectedPacket);
+    }
     return;
   }
   const wire::ConnectionId retry_scid = header.source_connection_id();
   if (retry_scid == original_dcid_) {
     ++stats_.packets_dropped;
+    if (tracer_) {
+      tracer_->on_packet_dropped(now, true, wire::PacketType::kRetry, packet.size(),
+                                 PacketDropReason::kUnexpectedPacket);
+    }
     return;
   }
   retry_received_ = true;

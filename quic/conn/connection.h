@@ -30,6 +30,7 @@
 #include "crypto/connection_keys.h"
 #include "crypto/tls_session.h"
 #include "quic/conn/connection_config.h"
+#include "quic/conn/connection_trace.h"
 #include "quic/conn/ecn_validator.h"
 #include "quic/conn/flow_control.h"
 #include "quic/conn/id_index.h"
@@ -186,6 +187,10 @@ class Connection final : public transmit::TransmitSource,
   bool migrate(Instant now, const SocketAddress& new_local);
   // Client: start a key update now (tests; normally automatic).
   bool initiate_key_update();
+  // Reports events to `tracer` from now on (null: none, the default). Set
+  // it before start_client/start_server to see the whole connection.
+  void set_tracer(ConnectionTracer* tracer) { tracer_ = tracer; }
+  ConnectionTracer* tracer() const { return tracer_; }
 
   // --- State -------------------------------------------------------------------------
   ConnectionState state() const { return state_; }
@@ -362,6 +367,8 @@ class Connection final : public transmit::TransmitSource,
   Space& space(wire::PacketNumberSpace s) { return spaces_[static_cast<size_t>(s)]; }
   const Space& space(wire::PacketNumberSpace s) const { return spaces_[static_cast<size_t>(s)]; }
   uint64_t now_us(Instant now) const { return now / 1000; }
+  // connection.cc: the recovery state for the tracer (call only with one).
+  void trace_metrics(Instant now);
 
   CoreContext& core_;
   const ConnectionConfig& config_;
@@ -501,6 +508,7 @@ class Connection final : public transmit::TransmitSource,
   wire::ConnectionId local_initial_cid_;  // our SCID in long headers
 
   ConnectionStats stats_;
+  ConnectionTracer* tracer_ = nullptr;
 };
 
 }  // namespace dpquic::conn

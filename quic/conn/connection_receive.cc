@@ -75,6 +75,10 @@ void Connection::handle_datagram(Instant now, const PathAddresses& path, transmi
     if (wire::parse_packet_header(rest, cid_length, header) != wire::WireError::kOk ||
         !header.has_packet_number()) {
       ++stats_.packets_dropped;
+      if (tracer_) {
+        tracer_->on_packet_dropped(now, false, PacketType::kInitial, rest.size(),
+                                   PacketDropReason::kHeaderParseError);
+      }
       break;
     }
     // RFC 9000 §12.2: coalesced packets with another DCID are dropped.
@@ -83,6 +87,10 @@ void Connection::handle_datagram(Instant now, const PathAddresses& path, transmi
     } else if (header.dcid.size() != first_dcid.size() ||
                !std::equal(header.dcid.begin(), header.dcid.end(), first_dcid.begin())) {
       ++stats_.packets_dropped;
+      if (tracer_) {
+        tracer_->on_packet_dropped(now, true, header.type, header.packet_size,
+                                   PacketDropReason::kUnknownConnectionId);
+      }
       offset += header.packet_size;
       continue;
     }
@@ -112,7 +120,10 @@ void Connection::process_packet(Instant now, uint32_t path_id, transmit::EcnCode
   const EncryptionLevel level = level_of_packet(header.type);
   const PacketNumberSpace space_id = wire::packet_number_space(header.type);
   Space& sp = space(space_id);
-  auto drop = [this] { ++stats_.packets_dropped; };
+  auto drop = [&](PacketDropReason reason) {
+    ++stats_.packets_dropped;
+    if (tracer_) tracer_->on_packet_dropped(now, true, header.type, packet.size(), reason);
+  };
 
   // A server that switched versions (RFC 9368 §4) still reads the client's
   // Initials in the version it started with, until the client follows.
@@ -120,45 +131,49 @@ void Connection::process_packet(Instant now, uint32_t path_id, transmit::EcnCode
   if (original_version &&
       (role_ != wire::Role::kServer || header.version != original_version_ ||
        header.type != PacketType::kInitial || keys_.original_initial_read_keys() == nullptr)) {
-    return drop();
+    return drop(PacketDropReason::kUnexpectedVersion);
   }
   if (role_ == wire::Role::kClient) {
-    if (header.type == PacketType::kZeroRtt) return drop();
-    if (wire::check_server_initial_token(header) != wire::WireError::kOk) return drop();
+    if (header.type == PacketType::kZeroRtt) return drop(PacketDropReason::kUnexpectedPacket);
+    if (wire::check_server_initial_token(header) != wire::WireError::kOk) {
+      return drop(PacketDropReason::kUnexpectedPacket);
+    }
     // RFC 9000 §7.2: once a server Initial was processed, long-header packets
     // with another Source Connection ID are not from that server.
     if (header.long_header && !peer_initial_scid_.empty() &&
         header.source_connection_id() != peer_initial_scid_) {
-      return drop();
+      return drop(PacketDropReason::kUnexpectedSourceCid);
     }
   }
-  if (sp.discarded) return drop();
+  if (sp.discarded) return drop(PacketDropReason::kKeyUnavailable);
   // Packets from an unknown address: only 1-RTT after confirmation may
   // migrate the connection (RFC 9000 §9); everything else is dropped, and a
   // client discards every packet from an unknown server address.
   if (path_id == kUnknownPath && (role_ == wire::Role::kClient ||
                                   header.type != PacketType::kOneRtt || !handshake_confirmed_)) {
-    return drop();
+    return drop(PacketDropReason::kUnknownPath);
   }
 
   const crypto::HeaderProtectionKey* hp =
       original_version ? &keys_.original_initial_read_keys()->header_protection()
                        : keys_.read_header_protection(level);
-  if (hp == nullptr) return drop();
+  if (hp == nullptr) return drop(PacketDropReason::kKeyUnavailable);
   wire::PacketNumberFields fields;
   const std::optional<uint64_t> largest =
       sp.acks.has_received() ? std::optional<uint64_t>(sp.acks.largest_received()) : std::nullopt;
   const wire::WireError pn_error =
       remove_packet_header_protection(*core_.mb, *hp, packet, header, largest, fields);
-  if (pn_error == wire::WireError::kDrop) return drop();
+  if (pn_error == wire::WireError::kDrop) return drop(PacketDropReason::kHeaderParseError);
   const bool reserved_bits_error = pn_error == wire::WireError::kProtocolViolation;
 
   const crypto::ReadKeySelection selection =
       original_version ? crypto::ReadKeySelection{&keys_.original_initial_read_keys()->aead(),
                                                   crypto::KeyGeneration::kCurrent}
                        : keys_.select_read_key(level, fields.key_phase, fields.packet_number, now);
-  if (selection.key == nullptr) return drop();
-  if (fields.payload_size < crypto::kAeadTagLength) return drop();
+  if (selection.key == nullptr) return drop(PacketDropReason::kKeyUnavailable);
+  if (fields.payload_size < crypto::kAeadTagLength) {
+    return drop(PacketDropReason::kHeaderParseError);
+  }
   std::span<const uint8_t> payload;
   if (open_packet_payload(*core_.mb, *selection.key, packet, fields, payload) !=
       crypto::PacketStatus::kOk) {
@@ -166,7 +181,7 @@ void Connection::process_packet(Instant now, uint32_t path_id, transmit::EcnCode
       enter_draining(now, CloseReason::kStatelessReset, 0, false);
       return;
     }
-    drop();
+    drop(PacketDropReason::kDecryptionFailure);
     if (!keys_.on_authentication_failure(tls_ && tls_->cipher_suite()
                                              ? *tls_->cipher_suite()
                                              : crypto::CipherSuite::kAes128Gcm)) {
@@ -196,13 +211,17 @@ void Connection::process_packet(Instant now, uint32_t path_id, transmit::EcnCode
     first_packet_in_phase_.reset();
     current_phase_acked_ = false;
     ++stats_.key_updates;
+    if (tracer_) tracer_->on_key_updated(now, keys_.key_phase().write_generation(), false);
   }
   if (reserved_bits_error) {
     enter_closing(now, transport_error(TransportErrorCode::kProtocolViolation, "reserved bits set"),
                   false, 0);
     return;
   }
-  if (sp.acks.is_duplicate(fields.packet_number)) return drop();
+  if (sp.acks.is_duplicate(fields.packet_number)) return drop(PacketDropReason::kDuplicate);
+  if (tracer_) {
+    tracer_->on_packet_received(now, header.type, fields.packet_number, packet.size(), payload);
+  }
   // The client sent a packet in the negotiated version: it has switched.
   if (role_ == wire::Role::kServer && header.long_header && !original_version &&
       version_ != original_version_) {
@@ -506,6 +525,7 @@ TransportError Connection::on_ack_frame(Instant now, PacketNumberSpace space_id,
                       increased);
   }
   ecn_marked_in_frame_ = 0;
+  if (tracer_) trace_metrics(now);
   return {};
 }
 

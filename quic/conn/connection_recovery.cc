@@ -11,6 +11,24 @@ namespace dpquic::conn {
 using crypto::EncryptionLevel;
 using wire::PacketNumberSpace;
 
+namespace {
+
+TracedCloseTrigger traced_trigger(CloseReason reason) {
+  switch (reason) {
+    case CloseReason::kLocalClose: return TracedCloseTrigger::kLocalClose;
+    case CloseReason::kPeerClose: return TracedCloseTrigger::kPeerClose;
+    case CloseReason::kIdleTimeout: return TracedCloseTrigger::kIdleTimeout;
+    case CloseReason::kHandshakeTimeout: return TracedCloseTrigger::kHandshakeTimeout;
+    case CloseReason::kStatelessReset: return TracedCloseTrigger::kStatelessReset;
+    case CloseReason::kVersionNegotiation: return TracedCloseTrigger::kVersionNegotiation;
+    case CloseReason::kNone:
+    case CloseReason::kTransportError: break;
+  }
+  return TracedCloseTrigger::kTransportError;
+}
+
+}  // namespace
+
 void Connection::on_packet_acked(PacketNumberSpace space_id, uint64_t packet_number,
                                  const recovery::SentPacket& packet) {
   ++acked_in_frame_;
@@ -23,9 +41,16 @@ void Connection::on_packet_acked(PacketNumberSpace space_id, uint64_t packet_num
                        [&](const SentFrame& frame) { on_frame_acked(space_id, frame); });
 }
 
-void Connection::on_packet_lost(PacketNumberSpace space_id, uint64_t,
+void Connection::on_packet_lost(PacketNumberSpace space_id, uint64_t packet_number,
                                 const recovery::SentPacket& packet) {
   ++stats_.packets_lost;
+  if (tracer_) {
+    const wire::PacketType type =
+        space_id == PacketNumberSpace::kInitial     ? wire::PacketType::kInitial
+        : space_id == PacketNumberSpace::kHandshake ? wire::PacketType::kHandshake
+                                                    : wire::PacketType::kOneRtt;
+    tracer_->on_packet_lost(now_, type, packet_number);
+  }
   if (abandoning_packets_) {
     sent_frames_.consume(packet.frames, [](const SentFrame&) {});
     return;
@@ -175,6 +200,7 @@ void Connection::handle_timeout(Instant now) {
   // same instant, multiplying the backoff while a single probe goes out.
   if (loss_.timer() <= now && !probes_unsent()) {
     loss_.on_timeout(now, *this);
+    if (tracer_) trace_metrics(now);
     // A probe of the handshake spaces carries the unacknowledged CRYPTO data
     // again rather than a bare PING, so a lost flight is repaired in one PTO.
     for (const PacketNumberSpace s : {PacketNumberSpace::kInitial, PacketNumberSpace::kHandshake}) {
@@ -296,6 +322,7 @@ void Connection::enter_closing(Instant now, const TransportError& error, bool ap
     return;
   }
   state_ = ConnectionState::kClosing;
+  if (tracer_) tracer_->on_state_changed(now, TracedState::kClosing);
   close_error_ = error;
   close_application_ = application;
   close_application_code_ = application_code;
@@ -327,6 +354,7 @@ void Connection::enter_draining(Instant now, CloseReason reason, uint64_t code, 
   if (state_ == ConnectionState::kDraining || state_ == ConnectionState::kClosed) return;
   const bool was_closing = state_ == ConnectionState::kClosing;
   state_ = ConnectionState::kDraining;
+  if (tracer_) tracer_->on_state_changed(now, TracedState::kDraining);
   close_deadline_ = now + closing_period();
   if (was_closing) return;  // the close we started stands as the reason
   close_reason_ = reason;
@@ -339,6 +367,7 @@ void Connection::finish(CloseReason reason) {
   state_ = ConnectionState::kClosed;
   if (close_reason_ == CloseReason::kNone) close_reason_ = reason;
   if (!close_event_pushed_) push_close_event(false);
+  if (tracer_) tracer_->on_state_changed(now_, TracedState::kClosed);
   local_cids_.unregister_all();
 }
 
@@ -351,6 +380,18 @@ void Connection::push_close_event(bool application) {
   event.application_error = application;
   push_event(event);
   close_event_pushed_ = true;
+  if (tracer_) {
+    TracedClose close;
+    close.trigger = traced_trigger(close_reason_);
+    close.remote =
+        close_reason_ == CloseReason::kPeerClose || close_reason_ == CloseReason::kStatelessReset;
+    close.application = application;
+    close.error_code = close_error_code_;
+    if (state_ == ConnectionState::kClosing && close_error_.reason != nullptr) {
+      close.reason = close_error_.reason;
+    }
+    tracer_->on_connection_closed(now_, close);
+  }
 }
 
 }  // namespace dpquic::conn

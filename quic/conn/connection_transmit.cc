@@ -32,6 +32,15 @@ constexpr uint32_t kMaxAckOnlyRun = 20;
 // first byte, a 4-byte packet number at most, the 9-byte frame, AEAD tag.
 constexpr uint64_t kSmallestPathFramePacket = 1 + 4 + 9 + crypto::kAeadTagLength;
 
+PacketType packet_type_of(EncryptionLevel level) {
+  switch (level) {
+    case EncryptionLevel::kInitial: return PacketType::kInitial;
+    case EncryptionLevel::kEarlyData: return PacketType::kZeroRtt;
+    case EncryptionLevel::kHandshake: return PacketType::kHandshake;
+    default: return PacketType::kOneRtt;
+  }
+}
+
 }  // namespace
 
 transmit::BurstStatus Connection::poll_transmit(Instant now, transmit::BurstBuilder& builder,
@@ -146,6 +155,7 @@ transmit::BurstStatus Connection::poll_transmit(Instant now, transmit::BurstBuil
     paths_.path(burst_path_).bytes_sent += total;
     stats_.bytes_sent += total;
     if (state_ == ConnectionState::kClosing) close_frame_pending_ = close_levels_pending_ != 0;
+    if (tracer_) trace_metrics(now);
   }
   // Only the active path's limit holds probes back: another path at its
   // limit must not stop loss recovery on the active one.
@@ -334,6 +344,9 @@ transmit::PacketContents Connection::write_frames(EncryptionLevel level,
   if (level == EncryptionLevel::kInitial &&
       (role_ == wire::Role::kClient || contents.ack_eliciting)) {
     contents.needs_initial_padding = true;  // RFC 9000 §14.1
+  }
+  if (tracer_) {
+    tracer_->on_packet_built(now_, packet_type_of(level), sp.next_packet_number, frames.written());
   }
   pending.frames = sent_frames_.end_packet();
   pending_[pending_count_++] = pending;
@@ -567,6 +580,9 @@ bool Connection::write_close_frame(EncryptionLevel level, wire::ByteWriter& writ
 }
 
 void Connection::on_packet_sent(const transmit::SentPacketInfo& info) {
+  if (tracer_) {
+    tracer_->on_packet_sent(now_, packet_type_of(info.level), info.packet_number, info.size);
+  }
   const PendingPacket pending = pending_[pending_sent_++];
   const PacketNumberSpace space_id = space_of_level(info.level);
   Space& sp = space(space_id);

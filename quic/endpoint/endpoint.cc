@@ -80,7 +80,13 @@ Endpoint::Endpoint(const EndpointConfig& config, const crypto::MbManager& mb,
   initial_scratch_.resize(65536);  // any UDP datagram
 }
 
-Endpoint::~Endpoint() = default;
+Endpoint::~Endpoint() {
+  // Tracers are released after their connections, which still report
+  // until destroyed; nothing else needs the slots in order.
+  for (auto& slot : slots_) {
+    if (slot && slot->connection) destroy_connection(*slot);
+  }
+}
 
 // --- Input -----------------------------------------------------------------------------------
 
@@ -245,6 +251,7 @@ std::optional<ConnectionHandle> Endpoint::connect(Instant now, const conn::PathA
   Slot& slot = *slots_[*handle];
   slot.connection =
       std::make_unique<Connection>(core_, config_.connection, wire::Role::kClient, slot);
+  attach_tracer(slot);
   ++connection_count_;
   ++half_open_count_;
   slot.established = false;
@@ -367,11 +374,24 @@ void Endpoint::free_slot(ConnectionHandle handle) {
   if (!slot.established) --half_open_count_;
   unindex_address(slot);
   for (size_t i = 0; i < slot.client_dcid_count; ++i) slot.unregister_cid(slot.client_dcids[i]);
-  slot.connection.reset();  // unregisters its own CIDs
+  destroy_connection(slot);  // unregisters its own CIDs
   slot.timer = kNever;
   slot.in_transmit_queue = false;
   --connection_count_;
   free_slots_.push_back(handle);
+}
+
+void Endpoint::attach_tracer(Slot& slot) {
+  if (config_.tracer_factory == nullptr) return;
+  slot.connection->set_tracer(config_.tracer_factory->create_tracer(config_.role));
+}
+
+void Endpoint::destroy_connection(Slot& slot) {
+  conn::ConnectionTracer* tracer = slot.connection->tracer();
+  slot.connection.reset();
+  if (tracer != nullptr && config_.tracer_factory != nullptr) {
+    config_.tracer_factory->release_tracer(tracer);
+  }
 }
 
 void Endpoint::push_timer(ConnectionHandle handle, Instant deadline) {

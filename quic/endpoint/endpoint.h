@@ -73,6 +73,9 @@ struct EndpointConfig {
   // Receive-buffer blocks of the core (4 KiB each).
   size_t receive_blocks_initial = 1024;
   size_t receive_blocks_max = 1 << 20;
+  // Tracers for new connections (qlog), or null: none. Not owned; it must
+  // outlive the endpoint.
+  conn::ConnectionTracerFactory* tracer_factory = nullptr;
 };
 
 struct EndpointEvent {
@@ -163,6 +166,10 @@ class Endpoint {
                               std::span<const uint8_t> bytes);
   StatelessReply* reserve_reply(Instant now, bool rate_limited);
   std::optional<ConnectionHandle> take_slot();
+  // A connection was just created in `slot`: give it a tracer, if any.
+  void attach_tracer(Slot& slot);
+  // Destroys the slot's connection, then releases its tracer.
+  void destroy_connection(Slot& slot);
   // After any call into a connection: timers, transmit and event queues,
   // freeing.
   void after_call(ConnectionHandle handle);

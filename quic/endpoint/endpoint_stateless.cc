@@ -117,6 +117,7 @@ void Endpoint::accept_initial(Instant now, const conn::PathAddresses& path,
   }
   slot.connection =
       std::make_unique<Connection>(core_, config_.connection, wire::Role::kServer, slot);
+  attach_tracer(slot);
   ++connection_count_;
   ++half_open_count_;
   if (slot.connection->start_server(now, path, start)) {

@@ -1,0 +1,40 @@
+#pragma once
+// What a shard runs on top of its endpoint: an application protocol (h3,
+// perf) serving the connections that negotiated its ALPN.
+//
+// The shard drives every application in the endpoint's drain order (see
+// quic/endpoint/endpoint.h): after the inputs of a loop iteration it hands
+// each endpoint event to the application owning the connection, then calls
+// pump() so applications write what flow control and buffers now allow,
+// then polls the endpoint for transmit.
+//
+// Applications belong to one shard (one core): nothing in them is shared or
+// locked. Per-request work must not allocate in steady state beyond what a
+// request needs once (header strings); bodies move in pooled chunks.
+
+#include <cstdint>
+
+#include "quic/endpoint/endpoint.h"
+#include "quic/time.h"
+
+namespace dpquic::dataplane {
+
+class Application {
+ public:
+  virtual ~Application() = default;
+
+  // One event of a connection this application serves. kClosed is the last
+  // event of a handle (the handle may name another connection afterwards).
+  virtual void on_event(Instant now, const endpoint::EndpointEvent& event) = 0;
+  // Writes whatever became possible (after events, and once per iteration).
+  virtual void pump(Instant now) = 0;
+  // Whether pump() has work it could not finish for lack of buffers (not of
+  // flow-control credit): the shard then does not sleep.
+  virtual bool wants_pump() const { return false; }
+  // The server is stopping: close this application's connections with its
+  // protocol's "no error" code. The shard closes whatever remains (still in
+  // the handshake) with the transport's NO_ERROR afterwards.
+  virtual void shutdown(Instant now) { (void)now; }
+};
+
+}  // namespace dpquic::dataplane

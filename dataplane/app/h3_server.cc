@@ -1,0 +1,679 @@
+#include "dataplane/app/h3_server.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <stdexcept>
+#include <utility>
+
+#include "dataplane/app/synthetic_body.h"
+
+namespace dpquic::dataplane {
+
+namespace {
+
+constexpr size_t kLentSlots = 16;
+constexpr size_t kMaxChunksPerRead = 4;
+constexpr size_t kScratchBytes = 64 * 1024;
+
+nghttp3_nv make_nv(std::string_view name, std::string_view value) {
+  nghttp3_nv nv;
+  nv.name = reinterpret_cast<uint8_t*>(const_cast<char*>(name.data()));
+  nv.namelen = name.size();
+  nv.value = reinterpret_cast<uint8_t*>(const_cast<char*>(value.data()));
+  nv.valuelen = value.size();
+  nv.flags = NGHTTP3_NV_FLAG_NONE;
+  return nv;
+}
+
+bool client_bidi(uint64_t stream_id) { return (stream_id & 0x3) == 0; }
+bool client_uni(uint64_t stream_id) { return (stream_id & 0x3) == 2; }
+
+}  // namespace
+
+// --- Per-connection and per-request state -------------------------------------------------------
+
+struct H3Server::Request {
+  int64_t stream_id = 0;
+  std::string method;
+  std::string path;
+  bool path_too_long = false;
+  bool response_submitted = false;
+  bool read_done = false;      // nghttp3 reads nothing more (FIN, reset, or stopped)
+  bool write_done = false;     // nghttp3 writes nothing more (FIN taken, reset, or stopped)
+  bool write_aborted = false;  // write_done by a reset: nghttp3 must be told
+  bool peer_reset = false;
+  bool io_failed = false;
+  bool reap_queued = false;
+  bool blocked_on_pool = false;
+  bool blocked_on_cap = false;
+  bool return_queued = false;
+  RequestKey key{};
+  H3Server* server = nullptr;
+  // Body chunks lent to nghttp3, in stream order, until it reports them
+  // acknowledged (which we do as soon as the endpoint took them).
+  std::array<transmit::Chunk, kLentSlots> lent;
+  size_t lent_head = 0;
+  size_t lent_count = 0;
+  uint64_t front_acked = 0;
+  // After `lent`, so it is destroyed first: buffers released by the chunks
+  // then no longer report to this request.
+  ResponseBody body;
+};
+
+class H3Server::StreamOwner final : public H3StreamOwner {
+ public:
+  StreamOwner(H3Server& server, Connection& connection)
+      : server_(server), connection_(connection) {}
+  transmit::Chunk find_lent(int64_t stream_id, const uint8_t* data, size_t length) override;
+  void on_fin_sent(int64_t stream_id) override;
+  void on_send_refused(int64_t stream_id) override;
+
+ private:
+  H3Server& server_;
+  Connection& connection_;
+};
+
+struct H3Server::Connection {
+  Connection(H3Server& server, endpoint::Endpoint& endpoint, endpoint::ConnectionHandle handle,
+             uint64_t connection_serial)
+      : session(endpoint, handle), serial(connection_serial), owner(server, *this) {}
+  ~Connection() {
+    // nghttp3 first: nothing may call back into requests being destroyed.
+    session.destroy();
+  }
+  Request* find(int64_t stream_id) {
+    auto it = requests.find(stream_id);
+    return it == requests.end() ? nullptr : it->second.get();
+  }
+
+  H3Session session;
+  uint64_t serial;
+  StreamOwner owner;
+  std::unordered_map<int64_t, std::unique_ptr<Request>> requests;
+  std::vector<int64_t> reap_list;
+  // The highest request stream that had state: a reset of a stream above
+  // it was never answered, one below it was.
+  int64_t highest_request = -1;
+  bool in_ready = false;
+};
+
+transmit::Chunk H3Server::StreamOwner::find_lent(int64_t stream_id, const uint8_t* data,
+                                                 size_t length) {
+  Request* request = connection_.find(stream_id);
+  if (request == nullptr) return {};
+  for (size_t i = 0; i < request->lent_count; ++i) {
+    const transmit::Chunk& chunk = request->lent[(request->lent_head + i) % kLentSlots];
+    if (data >= chunk.data() && data + length <= chunk.data() + chunk.size()) {
+      return chunk.slice(static_cast<size_t>(data - chunk.data()), length);
+    }
+  }
+  return {};
+}
+
+void H3Server::StreamOwner::on_fin_sent(int64_t stream_id) {
+  if (Request* request = connection_.find(stream_id)) {
+    request->write_done = true;
+    server_.queue_reap(connection_, *request);
+  }
+}
+
+void H3Server::StreamOwner::on_send_refused(int64_t stream_id) {
+  if (Request* request = connection_.find(stream_id)) {
+    if (!request->write_done) ++server_.stats_.streams_reset;
+    request->write_done = true;
+    server_.queue_reap(connection_, *request);
+  }
+}
+
+// --- Set-up -------------------------------------------------------------------------------------
+
+H3Server::H3Server(endpoint::Endpoint& endpoint, const H3ServerConfig& config)
+    : endpoint_(endpoint),
+      config_(config),
+      pool_(config.chunk_size, config.chunk_count),
+      stager_(pool_),
+      synthetic_(pool_.adopt_static(synthetic_block())),
+      reserve_(
+          std::min<size_t>(std::max<size_t>(8, config.chunk_count / 32), config.chunk_count / 2)),
+      scratch_(kScratchBytes) {
+  if (config.chunk_size < 1024) throw std::runtime_error("h3: chunk_size must be at least 1024");
+  if (config.chunk_count < 16) throw std::runtime_error("h3: chunk_count must be at least 16");
+  if (!config.root.empty()) root_.emplace(config.root);
+
+  callbacks_.acked_stream_data = cb_acked_stream_data;
+  callbacks_.stream_close = cb_stream_close;
+  callbacks_.recv_data = cb_recv_data;
+  callbacks_.deferred_consume = cb_deferred_consume;
+  callbacks_.begin_headers = cb_begin_headers;
+  callbacks_.recv_header = cb_recv_header;
+  callbacks_.end_headers = cb_end_headers;
+  callbacks_.stop_sending = cb_stop_sending;
+  callbacks_.reset_stream = cb_reset_stream;
+  nghttp3_settings_default(&settings_);
+  settings_.max_field_section_size = config.max_field_section_size;
+}
+
+H3Server::~H3Server() { connections_.clear(); }
+
+void H3Server::shutdown(Instant now) {
+  for (size_t handle = 0; handle < connections_.size(); ++handle) {
+    if (connections_[handle]) {
+      endpoint_.close(now, static_cast<endpoint::ConnectionHandle>(handle), NGHTTP3_H3_NO_ERROR,
+                      "server shutting down");
+    }
+  }
+}
+
+size_t H3Server::open_request_count() const {
+  size_t count = 0;
+  for (const auto& connection : connections_) {
+    if (connection) count += connection->requests.size();
+  }
+  return count;
+}
+
+H3Server::Connection* H3Server::find(endpoint::ConnectionHandle handle) {
+  return handle < connections_.size() ? connections_[handle].get() : nullptr;
+}
+
+H3Server::Connection* H3Server::connection_for(Instant now, endpoint::ConnectionHandle handle) {
+  if (Connection* existing = find(handle)) return existing;
+  if (endpoint_.connection(handle) == nullptr) return nullptr;
+  if (handle >= connections_.size()) connections_.resize(handle + 1);
+  connections_[handle] = std::make_unique<Connection>(*this, endpoint_, handle, next_serial_++);
+  ++connection_count_;
+  ++stats_.connections;
+  Connection& connection = *connections_[handle];
+  const int rv = connection.session.create(true, callbacks_, settings_, &connection);
+  if (rv != 0) fail(now, connection, rv);
+  return &connection;
+}
+
+H3Server::Request* H3Server::find_request(const RequestKey& key) {
+  Connection* connection = find(key.handle);
+  if (connection == nullptr || connection->serial != key.serial) return nullptr;
+  return connection->find(key.stream_id);
+}
+
+void H3Server::free_connection(endpoint::ConnectionHandle handle) {
+  if (find(handle) == nullptr) return;
+  connections_[handle].reset();
+  --connection_count_;
+}
+
+H3Server::Request& H3Server::request_for(Connection& connection, int64_t stream_id) {
+  std::unique_ptr<Request>& slot = connection.requests[stream_id];
+  if (!slot) {
+    slot = std::make_unique<Request>();
+    slot->stream_id = stream_id;
+    slot->server = this;
+    slot->key = RequestKey{connection.session.handle(), connection.serial, stream_id};
+    connection.highest_request = std::max(connection.highest_request, stream_id);
+  }
+  return *slot;
+}
+
+void H3Server::mark_ready(Connection& connection) {
+  if (connection.in_ready) return;
+  connection.in_ready = true;
+  ready_.push_back(connection.session.handle());
+}
+
+void H3Server::queue_reap(Connection& connection, Request& request) {
+  if (request.reap_queued) return;
+  request.reap_queued = true;
+  connection.reap_list.push_back(request.stream_id);
+}
+
+void H3Server::fail(Instant now, Connection& connection, int liberr) {
+  if (!connection.session.failed()) ++stats_.connection_errors;
+  connection.session.fail(now, liberr);
+}
+
+// --- Events -------------------------------------------------------------------------------------
+
+void H3Server::on_event(Instant now, const endpoint::EndpointEvent& event) {
+  using conn::ConnectionEventType;
+  if (event.event.type == ConnectionEventType::kClosed) {
+    free_connection(event.connection);
+    return;
+  }
+  Connection* connection = connection_for(now, event.connection);
+  if (connection == nullptr || connection->session.failed()) return;
+
+  if (!connection->session.bound()) {
+    const int rv = connection->session.open_local_streams();
+    if (rv < 0) return fail(now, *connection, rv);
+    const conn::Connection* quic = endpoint_.connection(event.connection);
+    if (rv == 1 && quic != nullptr && quic->is_established()) {
+      // RFC 9114 §6.2: the peer must allow our three unidirectional streams.
+      ++stats_.connection_errors;
+      return connection->session.fail_with_code(now, NGHTTP3_H3_GENERAL_PROTOCOL_ERROR,
+                                                "peer allows too few unidirectional streams");
+    }
+    if (rv == 0) mark_ready(*connection);
+  }
+
+  const uint64_t stream_id = event.event.stream_id;
+  switch (event.event.type) {
+    case ConnectionEventType::kStreamReadable:
+      on_stream_readable(now, *connection, stream_id);
+      break;
+    case ConnectionEventType::kStreamWritable: {
+      const int rv =
+          nghttp3_conn_unblock_stream(connection->session.conn(), static_cast<int64_t>(stream_id));
+      if (rv != 0 && nghttp3_err_is_fatal(rv)) return fail(now, *connection, rv);
+      mark_ready(*connection);
+      break;
+    }
+    case ConnectionEventType::kStreamReset: on_stream_reset(now, *connection, stream_id); break;
+    case ConnectionEventType::kStreamStopped: on_stream_stopped(now, *connection, stream_id); break;
+    default: break;
+  }
+  if (!connection->session.failed()) reap(now, *connection);
+}
+
+void H3Server::on_stream_readable(Instant now, Connection& connection, uint64_t stream_id) {
+  H3Session& session = connection.session;
+  const auto id = static_cast<int64_t>(stream_id);
+  bool fin = false;
+  if (client_bidi(stream_id)) {
+    Request* request = connection.find(id);
+    if (request == nullptr) {
+      // State only for a stream that delivers something: a readable event
+      // may follow the end of a stream already freed.
+      const size_t n = endpoint_.read(session.handle(), stream_id, scratch_, fin);
+      if (n == 0 && !fin) return;
+      request = &request_for(connection, id);
+      const nghttp3_ssize rv =
+          nghttp3_conn_read_stream(session.conn(), id, scratch_.data(), n, fin ? 1 : 0);
+      if (rv < 0) return fail(now, connection, static_cast<int>(rv));
+      request = connection.find(id);  // callbacks may have queued it for reaping only
+    } else if (request->read_done) {
+      // nghttp3 is done with this side: drain, never feed it.
+      while (endpoint_.read(session.handle(), stream_id, scratch_, fin) != 0 && !fin) {
+      }
+      return;
+    }
+    if (!fin) {
+      const int rv = session.read_stream(stream_id, scratch_, fin);
+      if (rv < 0) return fail(now, connection, rv);
+    }
+    if (fin && request != nullptr) {
+      request->read_done = true;
+      queue_reap(connection, *request);
+    }
+  } else {
+    const int rv = session.read_stream(stream_id, scratch_, fin);
+    if (rv < 0) return fail(now, connection, rv);
+  }
+  mark_ready(connection);
+}
+
+void H3Server::on_stream_reset(Instant now, Connection& connection, uint64_t stream_id) {
+  H3Session& session = connection.session;
+  const auto id = static_cast<int64_t>(stream_id);
+  int rv = nghttp3_conn_shutdown_stream_read(session.conn(), id);
+  if (rv != 0 && nghttp3_err_is_fatal(rv)) return fail(now, connection, rv);
+  // Reading reports the reset to QUIC, which can then free the stream.
+  bool fin = false;
+  endpoint_.read(session.handle(), stream_id, scratch_, fin);
+  if (client_uni(stream_id)) {
+    // A critical stream must not end (H3_CLOSED_CRITICAL_STREAM); others
+    // are simply forgotten.
+    rv = nghttp3_conn_close_stream(session.conn(), id, NGHTTP3_H3_NO_ERROR);
+    if (rv != 0 && rv != NGHTTP3_ERR_STREAM_NOT_FOUND) return fail(now, connection, rv);
+    return;
+  }
+  if (!client_bidi(stream_id)) return;
+  Request* request = connection.find(id);
+  if (request == nullptr) {
+    // Reset before anything was read: no response will come. (A stream at
+    // or below the highest one seen was answered and settled already.)
+    if (id > connection.highest_request) {
+      session.reset_stream(stream_id, NGHTTP3_H3_REQUEST_CANCELLED);
+    }
+    return;
+  }
+  request->read_done = true;
+  request->peer_reset = true;
+  queue_reap(connection, *request);
+}
+
+void H3Server::on_stream_stopped(Instant now, Connection& connection, uint64_t stream_id) {
+  H3Session& session = connection.session;
+  if (session.is_local_critical(stream_id)) {
+    ++stats_.connection_errors;
+    return session.fail_with_code(now, NGHTTP3_H3_CLOSED_CRITICAL_STREAM,
+                                  "peer stopped a critical stream");
+  }
+  Request* request = connection.find(static_cast<int64_t>(stream_id));
+  if (request == nullptr) return;
+  // QUIC reset our sending part already.
+  if (!request->write_done) ++stats_.streams_reset;
+  request->write_done = true;
+  request->write_aborted = true;
+  queue_reap(connection, *request);
+  mark_ready(connection);
+}
+
+// Settles requests outside nghttp3 callbacks: aborts, stops, and closes
+// streams whose two directions are done.
+void H3Server::reap(Instant now, Connection& connection) {
+  H3Session& session = connection.session;
+  while (!connection.reap_list.empty() && !session.failed()) {
+    const int64_t id = connection.reap_list.back();
+    connection.reap_list.pop_back();
+    Request* request = connection.find(id);
+    if (request == nullptr) continue;
+    request->reap_queued = false;
+    const auto stream_id = static_cast<uint64_t>(id);
+    if (request->io_failed && !request->write_done) {
+      session.reset_stream(stream_id, NGHTTP3_H3_INTERNAL_ERROR);
+      ++stats_.streams_reset;
+      request->write_done = request->write_aborted = true;
+    }
+    if (request->read_done && !request->response_submitted && !request->write_done) {
+      session.reset_stream(stream_id, request->peer_reset ? NGHTTP3_H3_REQUEST_CANCELLED
+                                                          : NGHTTP3_H3_REQUEST_INCOMPLETE);
+      request->write_done = request->write_aborted = true;
+    }
+    if (request->write_aborted) nghttp3_conn_shutdown_stream_write(session.conn(), id);
+    if (request->write_done && !request->read_done) {
+      // The response is complete: the rest of the request is not needed
+      // (RFC 9114 §4.1).
+      session.stop_sending(stream_id, NGHTTP3_H3_NO_ERROR);
+      const int rv = nghttp3_conn_shutdown_stream_read(session.conn(), id);
+      if (rv != 0 && nghttp3_err_is_fatal(rv)) return fail(now, connection, rv);
+      request->read_done = true;
+    }
+    if (request->write_done && request->read_done) {
+      const int rv = nghttp3_conn_close_stream(session.conn(), id, NGHTTP3_H3_NO_ERROR);
+      if (rv != 0 && rv != NGHTTP3_ERR_STREAM_NOT_FOUND) return fail(now, connection, rv);
+      connection.requests.erase(id);
+    }
+  }
+}
+
+// --- Writing ------------------------------------------------------------------------------------
+
+void H3Server::pump(Instant now) {
+  for (const RequestKey& key : returned_) {
+    Request* request = find_request(key);
+    if (request == nullptr) continue;
+    request->return_queued = false;
+    if (!request->blocked_on_cap) continue;
+    request->blocked_on_cap = false;
+    Connection& connection = *find(key.handle);
+    nghttp3_conn_resume_stream(connection.session.conn(), key.stream_id);
+    mark_ready(connection);
+  }
+  returned_.clear();
+
+  size_t resumed = 0;
+  while (resumed < starved_.size() && pool_.free_buffers() > reserve_) {
+    const RequestKey key = starved_[resumed++];
+    Request* request = find_request(key);
+    if (request == nullptr || !request->blocked_on_pool) continue;
+    request->blocked_on_pool = false;
+    Connection& connection = *find(key.handle);
+    nghttp3_conn_resume_stream(connection.session.conn(), key.stream_id);
+    mark_ready(connection);
+  }
+  starved_.erase(starved_.begin(), starved_.begin() + static_cast<std::ptrdiff_t>(resumed));
+
+  // Connections marked while this batch runs wait for the next pump.
+  const size_t count = ready_.size();
+  for (size_t i = 0; i < count; ++i) {
+    Connection* connection = find(ready_[i]);
+    if (connection == nullptr) continue;
+    connection->in_ready = false;
+    drive(now, *connection);
+  }
+  ready_.erase(ready_.begin(), ready_.begin() + static_cast<std::ptrdiff_t>(count));
+}
+
+bool H3Server::wants_pump() const {
+  if (!returned_.empty()) return true;
+  if (!ready_.empty() && pool_.free_buffers() > 0) return true;
+  return !starved_.empty() && pool_.free_buffers() > reserve_;
+}
+
+void H3Server::drive(Instant now, Connection& connection) {
+  H3Session& session = connection.session;
+  if (session.failed() || !session.bound()) return;
+  switch (session.write(stager_, connection.owner)) {
+    case H3WriteStatus::kIdle: break;
+    case H3WriteStatus::kNoBuffers:
+      ++stats_.buffer_shortages;
+      mark_ready(connection);
+      break;
+    case H3WriteStatus::kClosing: break;
+    case H3WriteStatus::kFatal: return fail(now, connection, session.error());
+  }
+  reap(now, connection);
+}
+
+// --- Requests -----------------------------------------------------------------------------------
+
+void H3Server::respond(Connection& connection, Request& request) {
+  ++stats_.requests;
+  const bool head = request.method == "HEAD";
+  if (!head && request.method != "GET") {
+    submit(connection, request, 405, 0, {}, false, true);
+    return;
+  }
+  if (request.path_too_long) {
+    submit(connection, request, 414, 0, {}, false, false);
+    return;
+  }
+  const std::optional<std::string> path = decode_request_path(request.path);
+  if (!path) {
+    submit(connection, request, 404, 0, {}, false, false);
+    return;
+  }
+  if (root_) {
+    if (std::optional<OpenedFile> file = root_->open(*path)) {
+      const uint64_t length = file->size;
+      const std::string_view type = file->content_type;
+      const bool with_body = !head && length != 0;
+      if (with_body) {
+        request.body = ResponseBody::file(std::move(*file), config_.max_buffers_per_response,
+                                          on_buffer_returned, &request);
+      }
+      submit(connection, request, 200, length, type, with_body, false);
+      return;
+    }
+  }
+  if (std::optional<uint64_t> length = parse_synthetic_length(*path, config_.max_synthetic_bytes)) {
+    const bool with_body = !head && *length != 0;
+    if (with_body) request.body = ResponseBody::synthetic(*length, synthetic_);
+    submit(connection, request, 200, *length, "application/octet-stream", with_body, false);
+    return;
+  }
+  submit(connection, request, 404, 0, {}, false, false);
+}
+
+int H3Server::submit(Connection& connection, Request& request, int status, uint64_t content_length,
+                     std::string_view content_type, bool with_body, bool allow_header) {
+  char status_text[8];
+  std::snprintf(status_text, sizeof(status_text), "%d", status);
+  char length_text[24];
+  std::snprintf(length_text, sizeof(length_text), "%llu",
+                static_cast<unsigned long long>(content_length));
+  std::array<nghttp3_nv, 5> headers;
+  size_t count = 0;
+  headers[count++] = make_nv(":status", status_text);
+  headers[count++] = make_nv("server", "dpquic");
+  if (!content_type.empty()) headers[count++] = make_nv("content-type", content_type);
+  headers[count++] = make_nv("content-length", length_text);
+  if (allow_header) headers[count++] = make_nv("allow", "GET, HEAD");
+  nghttp3_data_reader reader{cb_read_data};
+  const int rv = nghttp3_conn_submit_response(connection.session.conn(), request.stream_id,
+                                              headers.data(), count, with_body ? &reader : nullptr);
+  if (rv != 0) return rv;
+  request.response_submitted = true;
+  switch (status / 100) {
+    case 2: ++stats_.responses_2xx; break;
+    case 3: ++stats_.responses_3xx; break;
+    case 4: ++stats_.responses_4xx; break;
+    default: ++stats_.responses_5xx; break;
+  }
+  mark_ready(connection);
+  return 0;
+}
+
+nghttp3_ssize H3Server::read_body(Connection& connection, Request& request, nghttp3_vec* vec,
+                                  size_t veccnt, uint32_t* flags) {
+  if (request.io_failed) return NGHTTP3_ERR_WOULDBLOCK;
+  const size_t room = kLentSlots - request.lent_count;
+  const size_t limit = std::min({veccnt, room, kMaxChunksPerRead});
+  std::array<transmit::Chunk, kMaxChunksPerRead> chunks;
+  size_t count = 0;
+  const BodyFill fill =
+      limit == 0 ? BodyFill::kNoBuffers
+                 : request.body.fill(pool_, reserve_, std::span(chunks.data(), limit), count);
+  switch (fill) {
+    case BodyFill::kOk:
+      for (size_t i = 0; i < count; ++i) {
+        vec[i].base = const_cast<uint8_t*>(chunks[i].data());
+        vec[i].len = chunks[i].size();
+        request.lent[(request.lent_head + request.lent_count) % kLentSlots] = std::move(chunks[i]);
+        ++request.lent_count;
+      }
+      if (request.body.remaining() == 0) *flags |= NGHTTP3_DATA_FLAG_EOF;
+      return static_cast<nghttp3_ssize>(count);
+    case BodyFill::kEnd: *flags |= NGHTTP3_DATA_FLAG_EOF; return 0;
+    case BodyFill::kNoBuffers:
+      ++stats_.body_waits;
+      request.blocked_on_pool = true;
+      starved_.push_back(request.key);
+      return NGHTTP3_ERR_WOULDBLOCK;
+    case BodyFill::kCapped:
+      ++stats_.body_waits;
+      request.blocked_on_cap = true;
+      return NGHTTP3_ERR_WOULDBLOCK;
+    case BodyFill::kIoError:
+      request.io_failed = true;
+      queue_reap(connection, request);
+      return NGHTTP3_ERR_WOULDBLOCK;
+  }
+  return NGHTTP3_ERR_WOULDBLOCK;
+}
+
+// Runs inside the endpoint (a chunk's last reference dropped): only notes.
+void H3Server::on_buffer_returned(void* context) {
+  auto* request = static_cast<Request*>(context);
+  if (!request->blocked_on_cap || request->return_queued) return;
+  request->return_queued = true;
+  request->server->returned_.push_back(request->key);
+}
+
+// --- nghttp3 callbacks --------------------------------------------------------------------------
+
+int H3Server::cb_acked_stream_data(nghttp3_conn*, int64_t stream_id, uint64_t length,
+                                   void* conn_user_data, void*) {
+  auto* connection = static_cast<Connection*>(conn_user_data);
+  Request* request = connection->find(stream_id);
+  if (request == nullptr) return 0;
+  request->server->stats_.body_bytes_sent += length;
+  uint64_t left = length;
+  while (left != 0 && request->lent_count != 0) {
+    transmit::Chunk& front = request->lent[request->lent_head];
+    const uint64_t rest = front.size() - request->front_acked;
+    if (left < rest) {
+      request->front_acked += left;
+      break;
+    }
+    left -= rest;
+    front.reset();
+    request->lent_head = (request->lent_head + 1) % kLentSlots;
+    --request->lent_count;
+    request->front_acked = 0;
+  }
+  return 0;
+}
+
+int H3Server::cb_stream_close(nghttp3_conn*, int64_t, uint64_t, void*, void*) { return 0; }
+
+int H3Server::cb_recv_data(nghttp3_conn*, int64_t, const uint8_t*, size_t, void*, void*) {
+  return 0;  // request bodies are not used (GET/HEAD have none; others get 405)
+}
+
+int H3Server::cb_deferred_consume(nghttp3_conn*, int64_t, size_t, void*, void*) {
+  return 0;  // QUIC credit returns as the endpoint's stream is read
+}
+
+int H3Server::cb_begin_headers(nghttp3_conn*, int64_t stream_id, void* conn_user_data, void*) {
+  auto* connection = static_cast<Connection*>(conn_user_data);
+  if (Request* request = connection->find(stream_id)) {
+    request->method.clear();
+    request->path.clear();
+  }
+  return 0;
+}
+
+int H3Server::cb_recv_header(nghttp3_conn*, int64_t stream_id, int32_t token, nghttp3_rcbuf*,
+                             nghttp3_rcbuf* value, uint8_t, void* conn_user_data, void*) {
+  auto* connection = static_cast<Connection*>(conn_user_data);
+  Request* request = connection->find(stream_id);
+  if (request == nullptr) return 0;
+  const nghttp3_vec bytes = nghttp3_rcbuf_get_buf(value);
+  const std::string_view text(reinterpret_cast<const char*>(bytes.base), bytes.len);
+  if (token == NGHTTP3_QPACK_TOKEN__METHOD) {
+    request->method.assign(text.substr(0, 32));
+  } else if (token == NGHTTP3_QPACK_TOKEN__PATH) {
+    if (text.size() > request->server->config_.max_path_length) {
+      request->path_too_long = true;
+    } else {
+      request->path.assign(text);
+    }
+  }
+  return 0;
+}
+
+int H3Server::cb_end_headers(nghttp3_conn*, int64_t stream_id, int, void* conn_user_data, void*) {
+  auto* connection = static_cast<Connection*>(conn_user_data);
+  Request* request = connection->find(stream_id);
+  if (request == nullptr || request->response_submitted) return 0;
+  H3Server& server = *request->server;
+  server.respond(*connection, *request);
+  if (!request->response_submitted) return NGHTTP3_ERR_CALLBACK_FAILURE;
+  return 0;
+}
+
+int H3Server::cb_stop_sending(nghttp3_conn*, int64_t stream_id, uint64_t code, void* conn_user_data,
+                              void*) {
+  auto* connection = static_cast<Connection*>(conn_user_data);
+  connection->session.stop_sending(static_cast<uint64_t>(stream_id), code);
+  if (Request* request = connection->find(stream_id)) {
+    request->read_done = true;
+    request->server->queue_reap(*connection, *request);
+  }
+  return 0;
+}
+
+int H3Server::cb_reset_stream(nghttp3_conn*, int64_t stream_id, uint64_t code, void* conn_user_data,
+                              void*) {
+  auto* connection = static_cast<Connection*>(conn_user_data);
+  connection->session.reset_stream(static_cast<uint64_t>(stream_id), code);
+  if (Request* request = connection->find(stream_id)) {
+    request->write_done = request->write_aborted = true;
+    ++request->server->stats_.streams_reset;
+    request->server->queue_reap(*connection, *request);
+  }
+  return 0;
+}
+
+nghttp3_ssize H3Server::cb_read_data(nghttp3_conn*, int64_t stream_id, nghttp3_vec* vec,
+                                     size_t veccnt, uint32_t* flags, void* conn_user_data, void*) {
+  auto* connection = static_cast<Connection*>(conn_user_data);
+  Request* request = connection->find(stream_id);
+  if (request == nullptr) {
+    *flags |= NGHTTP3_DATA_FLAG_EOF;
+    return 0;
+  }
+  return request->server->read_body(*connection, *request, vec, veccnt, flags);
+}
+
+}  // namespace dpquic::dataplane

@@ -1,0 +1,156 @@
+#pragma once
+// The HTTP/3 server application (RFC 9114, nghttp3): GET and HEAD of files
+// under a document root, and of `/<N>` synthetic bodies of exactly N bytes
+// (dataplane/app/synthetic_body.h). Other methods get 405; anything else
+// 404.
+//
+// One nghttp3 server connection per QUIC connection, created at the first
+// event of its handle (with 0-RTT, stream events may precede kEstablished).
+// Bodies move without copies: synthetic bodies are views of static memory,
+// file bodies are read (pread) into pooled buffers as the send path takes
+// them, never a whole file at once; a file stays open while its response is
+// being sent. A response has at most `max_buffers_per_response` buffers in
+// flight, so one slow reader cannot take the pool.
+//
+// Lifetime: chunks queued in the endpoint refer to this application's pool;
+// destroy it only after Endpoint::reset_connections() (or after the
+// endpoint).
+
+#include <nghttp3/nghttp3.h>
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "dataplane/app/application.h"
+#include "dataplane/app/body_source.h"
+#include "dataplane/app/h3_session.h"
+#include "quic/endpoint/endpoint.h"
+
+namespace dpquic::dataplane {
+
+struct H3ServerConfig {
+  // Document root; empty: synthetic bodies only.
+  std::string root;
+  // The application's buffer pool: chunk_count buffers of chunk_size bytes.
+  size_t chunk_size = 16 * 1024;
+  size_t chunk_count = 4096;
+  // The largest `/<N>` served.
+  uint64_t max_synthetic_bytes = 1ull << 40;
+  // Pool buffers one file response may have in flight at once.
+  uint32_t max_buffers_per_response = 64;
+  // Longest :path accepted (longer: 414).
+  size_t max_path_length = 4096;
+  // SETTINGS_MAX_FIELD_SECTION_SIZE we announce (and enforce).
+  uint64_t max_field_section_size = 64 * 1024;
+};
+
+struct H3ServerStats {
+  uint64_t connections = 0;
+  uint64_t requests = 0;
+  uint64_t responses_2xx = 0;
+  uint64_t responses_3xx = 0;
+  uint64_t responses_4xx = 0;
+  uint64_t responses_5xx = 0;
+  uint64_t body_bytes_sent = 0;    // handed to QUIC
+  uint64_t streams_reset = 0;      // responses we aborted (peer stop, file error)
+  uint64_t connection_errors = 0;  // connections closed for an HTTP/3 error
+  uint64_t buffer_shortages = 0;   // a write stopped for lack of pool buffers
+  uint64_t body_waits = 0;         // a file body waited for buffers (pool or its cap)
+};
+
+class H3Server final : public Application {
+ public:
+  // Throws std::runtime_error for a bad configuration (e.g. root not a
+  // directory).
+  H3Server(endpoint::Endpoint& endpoint, const H3ServerConfig& config);
+  ~H3Server() override;
+  H3Server(const H3Server&) = delete;
+  H3Server& operator=(const H3Server&) = delete;
+
+  void on_event(Instant now, const endpoint::EndpointEvent& event) override;
+  void pump(Instant now) override;
+  bool wants_pump() const override;
+  // Closes every h3 connection with H3_NO_ERROR.
+  void shutdown(Instant now) override;
+
+  const H3ServerStats& stats() const { return stats_; }
+  size_t connection_count() const { return connection_count_; }
+  // Requests whose stream state is still held (all connections).
+  size_t open_request_count() const;
+  const BufferPool& pool() const { return pool_; }
+
+ private:
+  struct Request;
+  struct Connection;
+  // (connection serial, stream): names a request in the deferred lists
+  // without a pointer that may dangle.
+  struct RequestKey {
+    endpoint::ConnectionHandle handle;
+    uint64_t serial;
+    int64_t stream_id;
+  };
+  class StreamOwner;
+
+  Connection* find(endpoint::ConnectionHandle handle);
+  Connection* connection_for(Instant now, endpoint::ConnectionHandle handle);
+  Request* find_request(const RequestKey& key);
+  void free_connection(endpoint::ConnectionHandle handle);
+  void mark_ready(Connection& connection);
+  void drive(Instant now, Connection& connection);
+  void on_stream_readable(Instant now, Connection& connection, uint64_t stream_id);
+  void on_stream_reset(Instant now, Connection& connection, uint64_t stream_id);
+  void on_stream_stopped(Instant now, Connection& connection, uint64_t stream_id);
+  Request& request_for(Connection& connection, int64_t stream_id);
+  void reap(Instant now, Connection& connection);
+  void queue_reap(Connection& connection, Request& request);
+  void fail(Instant now, Connection& connection, int liberr);
+
+  // Request handling (from nghttp3 callbacks).
+  void respond(Connection& connection, Request& request);
+  int submit(Connection& connection, Request& request, int status, uint64_t content_length,
+             std::string_view content_type, bool with_body, bool allow_header);
+  nghttp3_ssize read_body(Connection& connection, Request& request, nghttp3_vec* vec, size_t veccnt,
+                          uint32_t* flags);
+  static void on_buffer_returned(void* context);
+
+  // nghttp3 callbacks.
+  static int cb_acked_stream_data(nghttp3_conn*, int64_t, uint64_t, void*, void*);
+  static int cb_stream_close(nghttp3_conn*, int64_t, uint64_t, void*, void*);
+  static int cb_recv_data(nghttp3_conn*, int64_t, const uint8_t*, size_t, void*, void*);
+  static int cb_deferred_consume(nghttp3_conn*, int64_t, size_t, void*, void*);
+  static int cb_begin_headers(nghttp3_conn*, int64_t, void*, void*);
+  static int cb_recv_header(nghttp3_conn*, int64_t, int32_t, nghttp3_rcbuf*, nghttp3_rcbuf*,
+                            uint8_t, void*, void*);
+  static int cb_end_headers(nghttp3_conn*, int64_t, int, void*, void*);
+  static int cb_end_stream(nghttp3_conn*, int64_t, void*, void*);
+  static int cb_stop_sending(nghttp3_conn*, int64_t, uint64_t, void*, void*);
+  static int cb_reset_stream(nghttp3_conn*, int64_t, uint64_t, void*, void*);
+  static nghttp3_ssize cb_read_data(nghttp3_conn*, int64_t, nghttp3_vec*, size_t, uint32_t*, void*,
+                                    void*);
+
+  endpoint::Endpoint& endpoint_;
+  H3ServerConfig config_;
+  std::optional<DocumentRoot> root_;
+  BufferPool pool_;
+  ChunkStager stager_;
+  transmit::Chunk synthetic_;
+  size_t reserve_;  // pool buffers file reads leave for headers and frames
+  nghttp3_callbacks callbacks_{};
+  nghttp3_settings settings_{};
+  std::vector<uint8_t> scratch_;
+  std::vector<std::unique_ptr<Connection>> connections_;  // by handle
+  size_t connection_count_ = 0;
+  uint64_t next_serial_ = 1;
+  std::vector<endpoint::ConnectionHandle> ready_;  // connections with writing to do
+  std::vector<RequestKey> starved_;                // bodies waiting for pool buffers
+  std::vector<RequestKey> returned_;               // capped bodies that got a buffer back
+  H3ServerStats stats_;
+};
+
+}  // namespace dpquic::dataplane

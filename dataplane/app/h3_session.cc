@@ -1,0 +1,208 @@
+#include "dataplane/app/h3_session.h"
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+
+namespace dpquic::dataplane {
+
+// --- ChunkStager --------------------------------------------------------------------------------
+
+transmit::Chunk ChunkStager::stage(std::span<const uint8_t> bytes) {
+  // A piece that does not fit goes to a fresh buffer rather than being cut
+  // into a sliver, unless no buffer is free.
+  constexpr size_t kMinSplit = 256;
+  if (bytes.empty()) return {};
+  size_t room = current_.chunk.valid() ? current_.capacity - used_ : 0;
+  if (room == 0 || (room < bytes.size() && room < kMinSplit)) {
+    BufferPool::Lease lease;
+    if (pool_.acquire(lease)) {
+      current_ = std::move(lease);
+      used_ = 0;
+      room = current_.capacity;
+    } else if (room == 0) {
+      return {};
+    }
+  }
+  const size_t n = std::min(room, bytes.size());
+  std::memcpy(current_.data + used_, bytes.data(), n);
+  transmit::Chunk piece = current_.chunk.slice(used_, n);
+  used_ += n;
+  return piece;
+}
+
+void ChunkStager::reset() {
+  current_ = BufferPool::Lease();
+  used_ = 0;
+}
+
+// --- H3Session ----------------------------------------------------------------------------------
+
+int H3Session::create(bool server, const nghttp3_callbacks& callbacks,
+                      const nghttp3_settings& settings, void* user_data) {
+  destroy();
+  return server ? nghttp3_conn_server_new(&conn_, &callbacks, &settings, nullptr, user_data)
+                : nghttp3_conn_client_new(&conn_, &callbacks, &settings, nullptr, user_data);
+}
+
+void H3Session::destroy() {
+  if (conn_ != nullptr) nghttp3_conn_del(conn_);
+  conn_ = nullptr;
+  control_.reset();
+  encoder_.reset();
+  decoder_.reset();
+  bound_ = false;
+}
+
+int H3Session::open_local_streams() {
+  if (bound_) return 0;
+  for (std::optional<uint64_t>* stream : {&control_, &encoder_, &decoder_}) {
+    if (!stream->has_value()) {
+      *stream = endpoint_.open_stream(handle_, conn::StreamDirection::kUnidirectional);
+      if (!stream->has_value()) return 1;
+    }
+  }
+  int rv = nghttp3_conn_bind_control_stream(conn_, static_cast<int64_t>(*control_));
+  if (rv != 0) return rv;
+  rv = nghttp3_conn_bind_qpack_streams(conn_, static_cast<int64_t>(*encoder_),
+                                       static_cast<int64_t>(*decoder_));
+  if (rv != 0) return rv;
+  bound_ = true;
+  return 0;
+}
+
+bool H3Session::is_local_critical(uint64_t stream_id) const {
+  return stream_id == control_ || stream_id == encoder_ || stream_id == decoder_;
+}
+
+int H3Session::read_stream(uint64_t stream_id, std::span<uint8_t> scratch, bool& fin) {
+  fin = false;
+  for (;;) {
+    bool end = false;
+    const size_t n = endpoint_.read(handle_, stream_id, scratch, end);
+    // Nothing (or a reset being reported): nghttp3 must not hear of it, or
+    // of a stream QUIC has finished with.
+    if (n == 0 && !end) return 0;
+    const nghttp3_ssize rv = nghttp3_conn_read_stream(conn_, static_cast<int64_t>(stream_id),
+                                                      scratch.data(), n, end ? 1 : 0);
+    if (rv < 0) return static_cast<int>(rv);
+    if (end) {
+      fin = true;
+      return 0;
+    }
+  }
+}
+
+H3WriteStatus H3Session::write(ChunkStager& stager, H3StreamOwner& owner) {
+  enum class Outcome { kAll, kBlocked, kRefused, kNoBuffers, kClosing };
+  std::array<nghttp3_vec, 16> vecs;
+  for (;;) {
+    int64_t stream_id = -1;
+    int fin = 0;
+    const nghttp3_ssize count =
+        nghttp3_conn_writev_stream(conn_, &stream_id, &fin, vecs.data(), vecs.size());
+    if (count < 0) {
+      error_ = static_cast<int>(count);
+      return H3WriteStatus::kFatal;
+    }
+    if (stream_id < 0) return H3WriteStatus::kIdle;
+    const auto id = static_cast<uint64_t>(stream_id);
+
+    size_t accepted = 0;
+    bool fin_sent = false;
+    Outcome outcome = Outcome::kAll;
+    auto note = [&outcome](conn::SendResult result) {
+      switch (result) {
+        case conn::SendResult::kOk: break;
+        case conn::SendResult::kBlocked: outcome = Outcome::kBlocked; break;
+        case conn::SendResult::kInvalidStream: outcome = Outcome::kRefused; break;
+        case conn::SendResult::kClosed: outcome = Outcome::kClosing; break;
+      }
+    };
+    for (nghttp3_ssize i = 0; i < count && outcome == Outcome::kAll; ++i) {
+      const uint8_t* data = vecs[static_cast<size_t>(i)].base;
+      size_t left = vecs[static_cast<size_t>(i)].len;
+      while (left != 0) {
+        transmit::Chunk piece = owner.find_lent(stream_id, data, left);
+        if (!piece.valid()) piece = stager.stage({data, left});
+        if (!piece.valid()) {
+          outcome = Outcome::kNoBuffers;
+          break;
+        }
+        const size_t size = piece.size();
+        const bool last = fin != 0 && i + 1 == count && size == left;
+        note(endpoint_.send(handle_, id, std::move(piece), last));
+        if (outcome != Outcome::kAll) break;
+        accepted += size;
+        data += size;
+        left -= size;
+        fin_sent = last;
+      }
+    }
+    if (outcome == Outcome::kAll && fin != 0 && !fin_sent) {
+      note(endpoint_.send(handle_, id, transmit::Chunk(), true));
+      fin_sent = outcome == Outcome::kAll;
+    }
+
+    int rv = nghttp3_conn_add_write_offset(conn_, stream_id, accepted);
+    // The chunks given to the endpoint keep the bytes: nghttp3 may free its
+    // copies at once.
+    if (rv == 0 && accepted != 0) rv = nghttp3_conn_add_ack_offset(conn_, stream_id, accepted);
+    if (rv != 0) {
+      error_ = rv;
+      return H3WriteStatus::kFatal;
+    }
+    switch (outcome) {
+      case Outcome::kAll:
+        if (fin_sent) owner.on_fin_sent(stream_id);
+        break;
+      case Outcome::kBlocked: nghttp3_conn_block_stream(conn_, stream_id); break;
+      case Outcome::kRefused:
+        nghttp3_conn_shutdown_stream_write(conn_, stream_id);
+        if (is_local_critical(id)) {
+          error_ = NGHTTP3_ERR_H3_CLOSED_CRITICAL_STREAM;
+          return H3WriteStatus::kFatal;
+        }
+        owner.on_send_refused(stream_id);
+        break;
+      case Outcome::kNoBuffers: return H3WriteStatus::kNoBuffers;
+      case Outcome::kClosing: return H3WriteStatus::kClosing;
+    }
+  }
+}
+
+void H3Session::fail(Instant now, int liberr) {
+  fail_with_code(now, nghttp3_err_infer_quic_app_error_code(liberr), nghttp3_strerror(liberr));
+}
+
+void H3Session::fail_with_code(Instant now, uint64_t code, const char* reason) {
+  if (failed_) return;
+  failed_ = true;
+  endpoint_.close(now, handle_, code, reason);
+}
+
+void H3Session::reset_stream(uint64_t stream_id, uint64_t code) {
+  if (conn::Connection* connection = endpoint_.connection(handle_)) {
+    connection->reset_stream(stream_id, code);
+    endpoint_.wake(handle_);
+  }
+}
+
+void H3Session::stop_sending(uint64_t stream_id, uint64_t code) {
+  if (conn::Connection* connection = endpoint_.connection(handle_)) {
+    connection->stop_sending(stream_id, code);
+    endpoint_.wake(handle_);
+  }
+}
+
+std::optional<uint64_t> parse_decimal(std::span<const uint8_t> value) {
+  if (value.empty() || value.size() > 19) return std::nullopt;
+  uint64_t result = 0;
+  for (uint8_t c : value) {
+    if (c < '0' || c > '9') return std::nullopt;
+    result = result * 10 + (c - '0');
+  }
+  return result;
+}
+
+}  // namespace dpquic::dataplane

@@ -1,0 +1,242 @@
+#include "dataplane/server.h"
+
+#include <openssl/rand.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <stdexcept>
+#include <thread>
+
+#include "dataplane/app/alpn_router.h"
+#include "dataplane/app/h3_server.h"
+#include "dataplane/app/perf_server.h"
+#include "dataplane/udp/socket_address_conv.h"
+
+namespace dpquic::dataplane {
+
+struct Server::ShardApps {
+  ShardApps(endpoint::Endpoint& endpoint, size_t max_connections, const std::string& root)
+      : router(endpoint, max_connections),
+        h3(endpoint,
+           [&] {
+             H3ServerConfig config;
+             config.root = root;
+             return config;
+           }()),
+        perf(endpoint, PerfServerConfig{}) {
+    router.add("h3", &h3);
+    router.add("perf", &perf);
+  }
+  AlpnRouter router;
+  H3Server h3;
+  PerfServer perf;
+};
+
+namespace {
+
+std::vector<uint8_t> random_key(size_t length) {
+  std::vector<uint8_t> key(length);
+  RAND_bytes(key.data(), key.size());
+  return key;
+}
+
+void require_directory(const std::string& path, const char* flag) {
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    throw std::runtime_error(std::string(flag) + "=" + path + ": not a directory");
+  }
+  if (access(path.c_str(), R_OK | X_OK) != 0) {
+    throw std::runtime_error(std::string(flag) + "=" + path + ": not readable");
+  }
+}
+
+// SO_REUSEPORT lets a second server (same user) bind the same port and
+// silently take half the traffic: bind once without it to refuse that.
+void require_free_port(const conn::SocketAddress& address) {
+  UdpSocketOptions probe;
+  probe.bind = address;
+  probe.reuse_port = false;
+  probe.gro = false;
+  UdpSocket socket(probe);
+}
+
+bool ipv6_loopback_available() {
+  try {
+    UdpSocketOptions probe;
+    probe.bind = conn::SocketAddress::ipv6({0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1}, 0);
+    probe.reuse_port = false;
+    UdpSocket socket(probe);
+    return true;
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+}  // namespace
+
+Server::Server(const ServerOptions& options) : options_(options) {
+  if (options_.backend == Backend::kDpdk) {
+    throw std::runtime_error(
+        "--backend=dpdk: the DPDK backend is not built yet; use --backend=udp (the default)");
+  }
+  if (options_.listen_is_default && !ipv6_loopback_available()) {
+    std::erase_if(options_.listen, [](const conn::SocketAddress& a) {
+      return a.family == conn::AddressFamily::kIpv6;
+    });
+  }
+  if (options_.certificate_file.empty()) {
+    certificate_ = std::make_unique<crypto::CertificateChain>(
+        crypto::CertificateChain::generate_self_signed("localhost"));
+    certificate_generated_ = true;
+  } else {
+    certificate_ = std::make_unique<crypto::CertificateChain>(
+        crypto::CertificateChain::load_pem_files(options_.certificate_file, options_.key_file));
+  }
+
+  if (!options_.root.empty()) require_directory(options_.root, "--root");
+  if (!options_.qlog_dir.empty()) {
+    require_directory(options_.qlog_dir, "--qlog-dir");
+    qlog_ = std::make_unique<QlogFactory>(options_.qlog_dir);
+  }
+  for (const conn::SocketAddress& address : options_.listen) require_free_port(address);
+
+  const long online = sysconf(_SC_NPROCESSORS_ONLN);
+  const size_t cores =
+      options_.cores != 0 ? options_.cores : static_cast<size_t>(std::max(1L, online));
+  const size_t per_shard = (options_.max_connections + cores - 1) / cores;
+
+  crypto::TlsServerConfig tls;
+  tls.certificate = certificate_.get();
+  tls.alpn_protocols = {"h3", "perf"};
+  tls.ticket_keys = crypto::random_ticket_keys();
+  if (const char* keylog = std::getenv("SSLKEYLOGFILE")) tls.keylog_file = keylog;
+
+  endpoint::EndpointConfig endpoint;
+  endpoint.role = wire::Role::kServer;
+  endpoint.connection.congestion_control = options_.congestion_control;
+  endpoint.retry.mode = options_.retry;
+  endpoint.max_connections = per_shard;
+  endpoint.stateless_reset_key = random_key(32);
+  endpoint.address_token_key = random_key(16);
+  endpoint.tracer_factory = qlog_.get();
+
+  for (size_t i = 0; i < cores; ++i) {
+    tls_.push_back(crypto::TlsContext::create_server(tls));
+    ShardConfig config;
+    config.endpoint = endpoint;
+    config.endpoint.core_id = static_cast<uint8_t>(i);
+    config.shard_count = cores;
+    config.cpu = online > 0 && cores <= static_cast<size_t>(online) ? static_cast<int>(i) : -1;
+    config.listen = options_.listen;
+    config.gso = options_.gso;
+    config.busy_poll = options_.poll == PollMode::kBusy;
+    shards_.push_back(std::make_unique<Shard>(config, *tls_.back()));
+    apps_.push_back(
+        std::make_unique<ShardApps>(shards_.back()->endpoint(), per_shard, options_.root));
+    shards_.back()->set_application(&apps_.back()->router);
+  }
+  std::vector<Shard*> peers;
+  for (auto& shard : shards_) peers.push_back(shard.get());
+  for (auto& shard : shards_) shard->set_peers(peers);
+}
+
+Server::~Server() {
+  // Connections hold chunks from the applications' pools: drop them first.
+  for (auto& shard : shards_) shard->endpoint().reset_connections();
+  apps_.clear();
+  shards_.clear();
+}
+
+std::string Server::banner() const {
+  std::string text = "dataplane: serving h3 and perf on ";
+  for (size_t i = 0; i < options_.listen.size(); ++i) {
+    text += (i ? ", " : "") + format_address(options_.listen[i]);
+  }
+  text += " with " + std::to_string(shards_.size()) + " shard" + (shards_.size() == 1 ? "" : "s") +
+          " (kernel UDP, GSO " + (options_.gso ? "on" : "off") + ", " +
+          (options_.poll == PollMode::kBusy ? "busy poll" : "epoll") + ")\n";
+  text +=
+      std::string("dataplane: certificate ") +
+      (certificate_generated_ ? "self-signed (generated at start)" : options_.certificate_file) +
+      ", SHA-256 fingerprint " + certificate_->sha256_fingerprint() + "\n";
+  if (!options_.root.empty()) text += "dataplane: serving files under " + options_.root + "\n";
+  return text;
+}
+
+CounterSnapshot Server::totals() const {
+  CounterSnapshot snapshot;
+  for (const auto& shard : shards_) snapshot.add(shard->counters());
+  return snapshot;
+}
+
+std::string Server::totals_line() const {
+  const CounterSnapshot t = totals();
+  char line[512];
+  std::snprintf(
+      line, sizeof(line),
+      "dataplane: totals: handshakes=%llu retries=%llu version_negotiations=%llu "
+      "refused=%llu packets_in=%llu packets_out=%llu bytes_in=%llu bytes_out=%llu "
+      "drops=%llu steered=%llu gso_fallbacks=%llu\n",
+      static_cast<unsigned long long>(t.handshakes), static_cast<unsigned long long>(t.retries),
+      static_cast<unsigned long long>(t.version_negotiations),
+      static_cast<unsigned long long>(t.refused), static_cast<unsigned long long>(t.datagrams_in),
+      static_cast<unsigned long long>(t.datagrams_out), static_cast<unsigned long long>(t.bytes_in),
+      static_cast<unsigned long long>(t.bytes_out), static_cast<unsigned long long>(t.drops),
+      static_cast<unsigned long long>(t.steered), static_cast<unsigned long long>(t.gso_fallbacks));
+  return line;
+}
+
+void Server::print_stats(double seconds, const CounterSnapshot& previous,
+                         const CounterSnapshot& now) {
+  const double gbps = 8.0 / 1e9 / seconds;
+  std::printf(
+      "stats: connections=%llu handshakes/s=%.1f in=%.3fGbps out=%.3fGbps packets_in=%llu "
+      "packets_out=%llu drops=%llu retries=%llu\n",
+      static_cast<unsigned long long>(now.connections),
+      static_cast<double>(now.handshakes - previous.handshakes) / seconds,
+      static_cast<double>(now.bytes_in - previous.bytes_in) * gbps,
+      static_cast<double>(now.bytes_out - previous.bytes_out) * gbps,
+      static_cast<unsigned long long>(now.datagrams_in - previous.datagrams_in),
+      static_cast<unsigned long long>(now.datagrams_out - previous.datagrams_out),
+      static_cast<unsigned long long>(now.drops - previous.drops),
+      static_cast<unsigned long long>(now.retries - previous.retries));
+  std::fflush(stdout);
+}
+
+void Server::run() {
+  std::vector<std::thread> threads;
+  for (auto& shard : shards_) {
+    threads.emplace_back([this, s = shard.get()] { s->run(stop_); });
+  }
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  CounterSnapshot previous = totals();
+  Instant last = monotonic_now();
+  for (;;) {
+    int signal = 0;
+    if (options_.stats_seconds == 0) {
+      sigwait(&signals, &signal);
+    } else {
+      timespec timeout{static_cast<time_t>(options_.stats_seconds), 0};
+      signal = sigtimedwait(&signals, nullptr, &timeout);
+    }
+    if (signal == SIGINT || signal == SIGTERM) break;
+    if (options_.stats_seconds != 0 && signal < 0) {
+      const Instant now = monotonic_now();
+      const CounterSnapshot current = totals();
+      print_stats(static_cast<double>(now - last) / kSecond, previous, current);
+      previous = current;
+      last = now;
+    }
+  }
+  stop_.store(true, std::memory_order_release);
+  for (auto& shard : shards_) shard->wake();
+  for (auto& thread : threads) thread.join();
+}
+
+}  // namespace dpquic::dataplane

@@ -1,0 +1,181 @@
+#include "dataplane/server_options.h"
+
+#include <unistd.h>
+
+#include <charconv>
+#include <cstring>
+#include <string_view>
+
+#include "dataplane/udp/socket_address_conv.h"
+
+namespace dpquic::dataplane {
+
+namespace {
+
+constexpr char kUsage[] =
+    "usage: dataplane [flags]\n"
+    "\n"
+    "Terminates QUIC (RFC 9000/9001/9002) and serves HTTP/3 (ALPN h3) and the perf\n"
+    "protocol (ALPN perf). Without flags: kernel UDP on 127.0.0.1:4433 and [::1]:4433,\n"
+    "a self-signed ECDSA P-256 certificate, synthetic responses (GET /<N> returns N bytes).\n"
+    "\n"
+    "  --backend=udp|dpdk        I/O backend (default udp; dpdk is not built yet)\n"
+    "  --listen=HOST:PORT        address to serve on; repeatable; IPv4 or [IPv6]\n"
+    "                            (default 127.0.0.1:4433 and [::1]:4433)\n"
+    "  --cert=PEM --key=PEM      certificate chain and private key (default: a fresh\n"
+    "                            self-signed certificate; its SHA-256 fingerprint is printed)\n"
+    "  --root=DIR                serve files under DIR (paths out of DIR get 404)\n"
+    "  --cores=N                 shards, one per core (default: the online cores)\n"
+    "  --poll=epoll|busy         wait in epoll, or spin on the sockets (default epoll)\n"
+    "  --retry=auto|always|never address validation with Retry (default auto: under load)\n"
+    "  --max-connections=N       connections the server holds at once (default 4096)\n"
+    "  --cc=newreno|cubic        congestion controller (default cubic)\n"
+    "  --gso=on|off              UDP segmentation offload (default on)\n"
+    "  --qlog-dir=DIR            write one qlog (JSON-SEQ) per connection into DIR\n"
+    "  --stats=SECONDS           print a summary line every SECONDS (default off)\n"
+    "  --eal=\"ARGS\"              DPDK EAL arguments (with --backend=dpdk)\n"
+    "  --help                    this text\n"
+    "\n"
+    "SSLKEYLOGFILE, when set, names a file TLS secrets are appended to.\n"
+    "SIGINT/SIGTERM close every connection (CONNECTION_CLOSE), drain, and exit 0.\n";
+
+bool parse_count(std::string_view text, uint64_t min, uint64_t max, uint64_t& out) {
+  if (text.empty()) return false;
+  const char* end = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(text.data(), end, out);
+  return ec == std::errc() && ptr == end && out >= min && out <= max;
+}
+
+struct Parser {
+  ServerOptions options;
+  std::string& error;
+
+  bool fail(std::string message) {
+    error = std::move(message);
+    return false;
+  }
+  bool bad_value(std::string_view flag, std::string_view value, std::string_view expected) {
+    return fail("dataplane: " + std::string(flag) + "=" + std::string(value) + ": expected " +
+                std::string(expected));
+  }
+
+  bool apply(std::string_view flag, std::string_view value) {
+    uint64_t n = 0;
+    if (flag == "--backend") {
+      if (value == "udp")
+        options.backend = Backend::kUdp;
+      else if (value == "dpdk")
+        options.backend = Backend::kDpdk;
+      else
+        return bad_value(flag, value, "udp or dpdk");
+    } else if (flag == "--listen") {
+      std::string reason;
+      auto address = parse_host_port(value, reason);
+      if (!address) return fail("dataplane: --listen=" + std::string(value) + ": " + reason);
+      if (options.listen_is_default) options.listen.clear();
+      options.listen_is_default = false;
+      options.listen.push_back(*address);
+    } else if (flag == "--cert") {
+      options.certificate_file = value;
+    } else if (flag == "--key") {
+      options.key_file = value;
+    } else if (flag == "--root") {
+      options.root = value;
+    } else if (flag == "--cores") {
+      const long online = sysconf(_SC_NPROCESSORS_ONLN);
+      if (!parse_count(value, 1, 255, n))
+        return bad_value(flag, value, "a number of cores, 1..255");
+      if (online > 0 && n > static_cast<uint64_t>(online)) {
+        return fail("dataplane: --cores=" + std::string(value) + ": this machine has " +
+                    std::to_string(online) + " online cores");
+      }
+      options.cores = n;
+    } else if (flag == "--poll") {
+      if (value == "epoll")
+        options.poll = PollMode::kEpoll;
+      else if (value == "busy")
+        options.poll = PollMode::kBusy;
+      else
+        return bad_value(flag, value, "epoll or busy");
+    } else if (flag == "--retry") {
+      if (value == "auto")
+        options.retry = endpoint::RetryMode::kAuto;
+      else if (value == "always")
+        options.retry = endpoint::RetryMode::kAlways;
+      else if (value == "never")
+        options.retry = endpoint::RetryMode::kNever;
+      else
+        return bad_value(flag, value, "auto, always or never");
+    } else if (flag == "--max-connections") {
+      if (!parse_count(value, 1, 1u << 22, n)) return bad_value(flag, value, "1..4194304");
+      options.max_connections = n;
+    } else if (flag == "--cc") {
+      if (value == "newreno")
+        options.congestion_control = recovery::CongestionControlAlgorithm::kNewReno;
+      else if (value == "cubic")
+        options.congestion_control = recovery::CongestionControlAlgorithm::kCubic;
+      else
+        return bad_value(flag, value, "newreno or cubic");
+    } else if (flag == "--gso") {
+      if (value == "on")
+        options.gso = true;
+      else if (value == "off")
+        options.gso = false;
+      else
+        return bad_value(flag, value, "on or off");
+    } else if (flag == "--qlog-dir") {
+      if (value.empty()) return bad_value(flag, value, "a directory");
+      options.qlog_dir = value;
+    } else if (flag == "--stats") {
+      if (!parse_count(value, 1, 86400, n)) return bad_value(flag, value, "seconds, 1..86400");
+      options.stats_seconds = static_cast<uint32_t>(n);
+    } else if (flag == "--eal") {
+      options.eal = value;
+    } else {
+      return fail("dataplane: unknown flag " + std::string(flag) + " (see --help)");
+    }
+    return true;
+  }
+};
+
+}  // namespace
+
+const char* server_usage() { return kUsage; }
+
+std::optional<ServerOptions> parse_server_options(int argc, char** argv, std::string& error) {
+  Parser parser{ServerOptions{}, error};
+  ServerOptions& options = parser.options;
+  options.listen = {
+      conn::SocketAddress::ipv4(127, 0, 0, 1, 4433),
+      conn::SocketAddress::ipv6({0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1}, 4433)};
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (arg == "--help" || arg == "-h") {
+      options.help = true;
+      return options;
+    }
+    if (arg.substr(0, 2) != "--") {
+      error = "dataplane: unexpected argument '" + std::string(arg) + "' (see --help)";
+      return std::nullopt;
+    }
+    const size_t equals = arg.find('=');
+    std::string_view flag = arg.substr(0, equals);
+    std::string_view value;
+    if (equals != std::string_view::npos) {
+      value = arg.substr(equals + 1);
+    } else if (i + 1 < argc) {
+      value = argv[++i];
+    } else {
+      error = "dataplane: " + std::string(flag) + " needs a value (see --help)";
+      return std::nullopt;
+    }
+    if (!parser.apply(flag, value)) return std::nullopt;
+  }
+  if (options.certificate_file.empty() != options.key_file.empty()) {
+    error = "dataplane: --cert and --key go together";
+    return std::nullopt;
+  }
+  return options;
+}
+
+}  // namespace dpquic::dataplane

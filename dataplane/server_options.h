@@ -1,0 +1,46 @@
+#pragma once
+// The dataplane binary's command line: every flag, its default and its
+// check. A bad value is a one-line error (the binary exits 2 with it).
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "quic/conn/socket_address.h"
+#include "quic/endpoint/retry_policy.h"
+#include "quic/recovery/congestion_controller.h"
+
+namespace dpquic::dataplane {
+
+enum class Backend : uint8_t { kUdp, kDpdk };
+enum class PollMode : uint8_t { kEpoll, kBusy };
+
+struct ServerOptions {
+  Backend backend = Backend::kUdp;
+  std::vector<conn::SocketAddress> listen;  // empty: the defaults
+  bool listen_is_default = true;
+  std::string certificate_file;
+  std::string key_file;
+  std::string root;  // empty: synthetic responses only
+  size_t cores = 0;  // 0: the online cores
+  endpoint::RetryMode retry = endpoint::RetryMode::kAuto;
+  size_t max_connections = 4096;  // per server, split over the shards
+  recovery::CongestionControlAlgorithm congestion_control =
+      recovery::CongestionControlAlgorithm::kCubic;
+  bool gso = true;
+  PollMode poll = PollMode::kEpoll;
+  std::string qlog_dir;
+  uint32_t stats_seconds = 0;  // 0: no stats lines
+  std::string eal;
+  bool help = false;
+};
+
+// The usage text printed by --help.
+const char* server_usage();
+
+// Parses argv; nullopt with `error` set (one line, no trailing newline) on
+// a bad flag or value. Accepts `--flag=value` and `--flag value`.
+std::optional<ServerOptions> parse_server_options(int argc, char** argv, std::string& error);
+
+}  // namespace dpquic::dataplane

@@ -1,0 +1,337 @@
+#include "dataplane/shard/shard.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+#include "quic/conn/cid_generator.h"
+
+namespace dpquic::dataplane {
+
+namespace {
+
+constexpr size_t kReceiveBatch = 128;        // split datagrams per receive() call
+constexpr int kReceiveCallsPerSocket = 8;    // per iteration, so transmit is not starved
+constexpr int kWritableWaitMs = 20;          // a full socket buffer drains in well under this
+constexpr Duration kSpinThreshold = 50'000;  // closer deadlines are spun for, not slept for
+
+}  // namespace
+
+Instant monotonic_now() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<Instant>(ts.tv_sec) * kSecond + static_cast<Instant>(ts.tv_nsec);
+}
+
+Shard::Shard(const ShardConfig& config, crypto::TlsContext& tls) : config_(config) {
+  endpoint_ = std::make_unique<endpoint::Endpoint>(config_.endpoint, mb_, tls);
+  for (const conn::SocketAddress& address : config_.listen) {
+    UdpSocketOptions options;
+    options.bind = address;
+    options.reuse_port = config_.reuse_port;
+    options.gso = config_.gso;
+    sockets_.push_back(std::make_unique<UdpSocket>(options));
+  }
+  for (size_t i = 0; i < config_.shard_count; ++i) {
+    inbound_.push_back(
+        i == config_.endpoint.core_id || config_.shard_count == 1
+            ? nullptr
+            : std::make_unique<SpscRing<SteeredDatagram>>(config_.steering_ring_slots));
+  }
+  epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
+  wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (epoll_fd_ < 0 || wake_fd_ < 0) {
+    throw std::runtime_error(std::string("shard: epoll/eventfd: ") + std::strerror(errno));
+  }
+  epoll_event event{};
+  event.events = EPOLLIN;
+  for (size_t i = 0; i < sockets_.size(); ++i) {
+    event.data.u64 = i;
+    epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, sockets_[i]->fd(), &event);
+  }
+  event.data.u64 = UINT64_MAX;
+  epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, wake_fd_, &event);
+
+  received_.resize(kReceiveBatch);
+  const size_t segment = config_.segment_size;
+  transmit_buffer_.resize(transmit::kMaxBurstDatagrams * segment);
+  transmit_slices_.resize(transmit::kMaxBurstDatagrams);
+  transmit::lend_gso_buffer(transmit_buffer_.data(), segment, transmit_slices_);
+}
+
+Shard::~Shard() {
+  // Connections hold chunks of the application's pools: drop them while
+  // the application still exists (it is destroyed after the shard only if
+  // its owner ordered it so; dropping here is safe either way).
+  if (endpoint_) endpoint_->reset_connections();
+  if (epoll_fd_ >= 0) close(epoll_fd_);
+  if (wake_fd_ >= 0) close(wake_fd_);
+}
+
+const UdpSocket& Shard::add_socket(const conn::SocketAddress& address) {
+  UdpSocketOptions options;
+  options.bind = address;
+  options.reuse_port = false;
+  options.gso = config_.gso;
+  sockets_.push_back(std::make_unique<UdpSocket>(options));
+  epoll_event event{};
+  event.events = EPOLLIN;
+  event.data.u64 = sockets_.size() - 1;
+  epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, sockets_.back()->fd(), &event);
+  return *sockets_.back();
+}
+
+void Shard::wake() {
+  if (!sleeping_.load(std::memory_order_acquire)) return;
+  const uint64_t one = 1;
+  [[maybe_unused]] ssize_t n = write(wake_fd_, &one, sizeof(one));
+}
+
+void Shard::deliver(Instant now, const conn::PathAddresses& path, transmit::EcnCodepoint ecn,
+                    std::span<uint8_t> bytes) {
+  if (config_.shard_count > 1 && !bytes.empty()) {
+    // The DCID of the first packet names the owner (RFC 9000 §5.2).
+    std::span<const uint8_t> dcid;
+    const auto& layout = config_.endpoint.cid_layout;
+    if ((bytes[0] & 0x80) == 0) {
+      if (bytes.size() >= 1 + layout.cid_length) dcid = bytes.subspan(1, layout.cid_length);
+    } else if (bytes.size() >= 6 && bytes.size() >= 6u + bytes[5]) {
+      dcid = bytes.subspan(6, bytes[5]);
+    }
+    if (!dcid.empty()) {
+      const auto owner = conn::CidGenerator::core_of(dcid, layout);
+      if (owner && *owner != config_.endpoint.core_id && *owner < config_.shard_count) {
+        if (!steer(*owner, path, ecn, bytes)) ++steering_drops_;
+        return;
+      }
+    }
+  }
+  endpoint_->handle_datagram(now, path, ecn, bytes);
+}
+
+bool Shard::steer(uint8_t owner, const conn::PathAddresses& path, transmit::EcnCodepoint ecn,
+                  std::span<const uint8_t> bytes) {
+  if (bytes.size() > SteeredDatagram::kMaxBytes) return false;
+  if (owner >= peers_.size() || peers_[owner] == nullptr) return false;
+  SpscRing<SteeredDatagram>& ring = peers_[owner]->inbound_from(config_.endpoint.core_id);
+  SteeredDatagram* slot = ring.producer_slot();
+  if (slot == nullptr) return false;
+  slot->path = path;
+  slot->ecn = ecn;
+  slot->length = static_cast<uint16_t>(bytes.size());
+  std::memcpy(slot->bytes, bytes.data(), bytes.size());
+  ring.producer_commit();
+  ++steered_out_;
+  peers_[owner]->wake();
+  return true;
+}
+
+bool Shard::drain_steered(Instant now) {
+  bool any = false;
+  for (auto& ring : inbound_) {
+    if (!ring) continue;
+    // Bounded by what is there now: the producer keeps adding.
+    for (size_t budget = config_.steering_ring_slots; budget != 0; --budget) {
+      SteeredDatagram* item = ring->consumer_slot();
+      if (item == nullptr) break;
+      endpoint_->handle_datagram(now, item->path, item->ecn, {item->bytes, item->length});
+      ring->consumer_release();
+      ++steered_in_;
+      any = true;
+    }
+  }
+  return any;
+}
+
+bool Shard::receive_socket(Instant now, UdpSocket& socket) {
+  bool any = false;
+  for (int call = 0; call < kReceiveCallsPerSocket; ++call) {
+    const size_t count = socket.receive(received_);
+    if (count == 0) break;
+    any = true;
+    for (size_t i = 0; i < count; ++i) {
+      deliver(now, received_[i].path, received_[i].ecn, received_[i].bytes);
+    }
+    if (count < received_.size() / 2) break;  // the queue is empty or nearly
+  }
+  return any;
+}
+
+bool Shard::dispatch_events(Instant now) {
+  bool any = false;
+  endpoint::EndpointEvent event;
+  while (endpoint_->poll_event(event)) {
+    any = true;
+    if (event.event.type == conn::ConnectionEventType::kEstablished) ++handshakes_;
+    if (application_ != nullptr) application_->on_event(now, event);
+  }
+  return any;
+}
+
+UdpSocket* Shard::socket_for(const conn::SocketAddress& local) {
+  UdpSocket* wildcard = nullptr;
+  for (auto& socket : sockets_) {
+    const conn::SocketAddress& bound = socket->local();
+    if (bound == local) return socket.get();
+    if (bound.family == local.family && bound.port == local.port &&
+        bound.ip == conn::SocketAddress().ip) {
+      wildcard = socket.get();
+    }
+  }
+  return wildcard;
+}
+
+bool Shard::transmit(Instant now) {
+  transmit::BurstBuffers buffers;
+  buffers.datagrams = transmit_slices_;
+  buffers.capacity = config_.segment_size;
+  buffers.segment_size = config_.segment_size;
+  buffers.mode = transmit::BurstMode::kGsoTrain;
+  transmit::BurstDescriptor burst;
+  conn::PathAddresses path;
+  bool any = false;
+  // Bounded: each connection stops at its congestion window or pacer.
+  for (int bursts = 0; bursts < 1024 && endpoint_->poll_transmit(now, buffers, burst, path);
+       ++bursts) {
+    any = true;
+    UdpSocket* socket = socket_for(path.local);
+    if (socket == nullptr) {
+      send_drops_ += burst.datagram_count;
+      continue;
+    }
+    size_t sent = 0;
+    for (int attempt = 0; attempt < 3 && sent < burst.datagram_count; ++attempt) {
+      transmit::BurstDescriptor rest = burst;
+      rest.datagram_count = burst.datagram_count - sent;
+      std::copy(burst.lengths.begin() + sent, burst.lengths.begin() + burst.datagram_count,
+                rest.lengths.begin());
+      const SendOutcome outcome =
+          socket->send(path, rest, std::span<uint8_t* const>(transmit_slices_).subspan(sent));
+      sent += outcome.datagrams_sent;
+      if (outcome.error == EAGAIN || outcome.error == EWOULDBLOCK) {
+        socket->wait_writable(kWritableWaitMs);
+      } else if (outcome.error != 0) {
+        break;
+      }
+    }
+    // Unsent datagrams are lost to the network as far as QUIC knows: its
+    // recovery resends what they carried.
+    send_drops_ += burst.datagram_count - sent;
+  }
+  return any;
+}
+
+void Shard::publish_counters() {
+  const auto& stats = endpoint_->stats();
+  uint64_t in = 0, out = 0, bytes_in = 0, bytes_out = 0, truncated = 0, fallbacks = 0;
+  for (const auto& socket : sockets_) {
+    const UdpSocketStats& s = socket->stats();
+    in += s.datagrams_received;
+    out += s.datagrams_sent;
+    bytes_in += s.bytes_received;
+    bytes_out += s.bytes_sent;
+    truncated += s.receive_truncated;
+    fallbacks += s.gso_fallbacks;
+  }
+  constexpr auto kRelaxed = std::memory_order_relaxed;
+  counters_.connections.store(endpoint_->connection_count(), kRelaxed);
+  counters_.handshakes.store(handshakes_, kRelaxed);
+  counters_.datagrams_in.store(in, kRelaxed);
+  counters_.datagrams_out.store(out, kRelaxed);
+  counters_.bytes_in.store(bytes_in, kRelaxed);
+  counters_.bytes_out.store(bytes_out, kRelaxed);
+  counters_.drops.store(stats.datagrams_dropped + steering_drops_ + send_drops_ + truncated,
+                        kRelaxed);
+  counters_.retries.store(stats.retries_sent, kRelaxed);
+  counters_.refused.store(stats.connections_refused, kRelaxed);
+  counters_.steered.store(steered_out_, kRelaxed);
+  counters_.gso_fallbacks.store(fallbacks, kRelaxed);
+  counters_.version_negotiations.store(stats.version_negotiations_sent, kRelaxed);
+}
+
+bool Shard::poll_once(Instant now) {
+  bool any = false;
+  for (auto& socket : sockets_) any |= receive_socket(now, *socket);
+  any |= drain_steered(now);
+  if (endpoint_->poll_timeout() <= now) {
+    endpoint_->handle_timeout(now);
+    any = true;
+  }
+  any |= dispatch_events(now);
+  if (application_ != nullptr) application_->pump(now);
+  any |= transmit(now);
+  // Transmitting can finish streams and close connections: tell the
+  // application now rather than after the next sleep.
+  if (dispatch_events(now)) {
+    any = true;
+    if (application_ != nullptr) application_->pump(now);
+    transmit(now);
+  }
+  publish_counters();
+  return any;
+}
+
+void Shard::wait(Instant limit) {
+  const Instant now = monotonic_now();
+  Instant deadline = std::min(limit, endpoint_->poll_timeout());
+  if (application_ != nullptr && application_->wants_pump()) deadline = now;
+  if (deadline <= now || deadline - now < kSpinThreshold || config_.busy_poll) return;
+  sleeping_.store(true, std::memory_order_release);
+  // A steered datagram pushed before `sleeping_` was set would not wake us,
+  // and datagrams a socket kept from its last batch do not make it readable.
+  bool pending = false;
+  for (auto& socket : sockets_) pending |= socket->has_pending();
+  for (auto& ring : inbound_) pending |= ring && ring->consumer_slot() != nullptr;
+  if (!pending) {
+    const Duration wait = deadline - now;
+    timespec timeout{static_cast<time_t>(wait / kSecond), static_cast<long>(wait % kSecond)};
+    epoll_event events[8];
+    const int n = epoll_pwait2(epoll_fd_, events, 8, &timeout, nullptr);
+    for (int i = 0; i < n; ++i) {
+      if (events[i].data.u64 == UINT64_MAX) {
+        uint64_t value;
+        [[maybe_unused]] ssize_t r = read(wake_fd_, &value, sizeof(value));
+      }
+    }
+  }
+  sleeping_.store(false, std::memory_order_release);
+}
+
+void Shard::close_all(Instant now) {
+  if (application_ != nullptr) application_->shutdown(now);
+  for (size_t handle = 0; handle < config_.endpoint.max_connections; ++handle) {
+    if (endpoint_->connection(static_cast<endpoint::ConnectionHandle>(handle)) != nullptr) {
+      endpoint_->close(now, static_cast<endpoint::ConnectionHandle>(handle), 0, "server stopping");
+    }
+  }
+}
+
+void Shard::run(const std::atomic<bool>& stop) {
+  if (config_.cpu >= 0) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(config_.cpu, &set);
+    pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+  }
+  while (!stop.load(std::memory_order_acquire)) {
+    if (!poll_once(monotonic_now())) wait(monotonic_now() + 100 * kMillisecond);
+  }
+  const Instant drain_end = monotonic_now() + config_.drain_timeout;
+  close_all(monotonic_now());
+  while (endpoint_->connection_count() != 0 && monotonic_now() < drain_end) {
+    if (!poll_once(monotonic_now())) wait(std::min(drain_end, monotonic_now() + 10 * kMillisecond));
+  }
+  endpoint_->reset_connections();
+  publish_counters();
+}
+
+}  // namespace dpquic::dataplane

@@ -1,0 +1,126 @@
+#pragma once
+// One shard: a core's endpoint, its UDP sockets and its application, run by
+// one thread pinned to that core. Nothing here is shared with other shards
+// except the steering rings (single producer, single consumer, one per
+// ordered pair of shards) and the counters, which other threads only read.
+//
+// A loop iteration, in the endpoint's drain order:
+//   receive (recvmmsg + GRO split) and steered datagrams -> handle_datagram;
+//   handle_timeout when due; events -> application; application pump;
+//   poll_transmit -> sendmsg with UDP_SEGMENT (one call per burst);
+//   then sleep in epoll until input or the next deadline (or spin).
+// A datagram whose connection ID names another shard's core is copied into
+// that shard's ring instead (SO_REUSEPORT hashes the 4-tuple, which changes
+// on migration and NAT rebinding; the CID does not).
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "crypto/mb_manager.h"
+#include "crypto/tls_context.h"
+#include "dataplane/app/application.h"
+#include "dataplane/shard/shard_counters.h"
+#include "dataplane/shard/spsc_ring.h"
+#include "dataplane/udp/udp_socket.h"
+#include "quic/endpoint/endpoint.h"
+
+namespace dpquic::dataplane {
+
+struct ShardConfig {
+  endpoint::EndpointConfig endpoint;  // core_id names this shard
+  size_t shard_count = 1;
+  int cpu = -1;  // pin the thread to this CPU; -1: leave it
+  std::vector<conn::SocketAddress> listen;
+  bool reuse_port = true;
+  bool gso = true;
+  bool busy_poll = false;
+  // Datagram size the shard lends the burst builder (UDP payload).
+  size_t segment_size = 1452;
+  // Steering ring slots per producer.
+  size_t steering_ring_slots = 256;
+  // How long a graceful stop waits for connections to finish closing.
+  Duration drain_timeout = 3 * kSecond;
+};
+
+// A datagram handed from the shard that received it to the one owning its
+// connection.
+struct SteeredDatagram {
+  static constexpr size_t kMaxBytes = 1500;
+  conn::PathAddresses path;
+  transmit::EcnCodepoint ecn = transmit::EcnCodepoint::kNotEct;
+  uint16_t length = 0;
+  uint8_t bytes[kMaxBytes];
+};
+
+Instant monotonic_now();
+
+class Shard {
+ public:
+  // Opens the sockets (throws std::runtime_error naming the address on
+  // failure) and creates the endpoint. `tls` must outlive the shard.
+  Shard(const ShardConfig& config, crypto::TlsContext& tls);
+  ~Shard();
+  Shard(const Shard&) = delete;
+  Shard& operator=(const Shard&) = delete;
+
+  // Steering peers, indexed by core id (this shard included); set before
+  // run() by whoever created them all.
+  void set_peers(std::vector<Shard*> peers) { peers_ = std::move(peers); }
+  void set_application(Application* application) { application_ = application; }
+
+  // Runs until `stop` is set, then closes every connection gracefully and
+  // drains (at most drain_timeout). Pins the calling thread to config.cpu.
+  void run(const std::atomic<bool>& stop);
+
+  // One iteration without sleeping; true when it did any work. For drivers
+  // that interleave their own logic (clients, tests).
+  bool poll_once(Instant now);
+  // Sleeps until input arrives, the endpoint's next deadline, or `limit`.
+  void wait(Instant limit);
+  // Wakes the shard from wait() (any thread).
+  void wake();
+  // Opens one more socket (a client's new local address for migration);
+  // throws std::runtime_error like the constructor.
+  const UdpSocket& add_socket(const conn::SocketAddress& address);
+  // Closes every connection of the endpoint with NO_ERROR.
+  void close_all(Instant now);
+
+  endpoint::Endpoint& endpoint() { return *endpoint_; }
+  const ShardCounters& counters() const { return counters_; }
+  const std::vector<std::unique_ptr<UdpSocket>>& sockets() const { return sockets_; }
+  uint8_t core_id() const { return config_.endpoint.core_id; }
+
+ private:
+  SpscRing<SteeredDatagram>& inbound_from(uint8_t producer) { return *inbound_[producer]; }
+  bool receive_socket(Instant now, UdpSocket& socket);
+  void deliver(Instant now, const conn::PathAddresses& path, transmit::EcnCodepoint ecn,
+               std::span<uint8_t> bytes);
+  bool steer(uint8_t owner, const conn::PathAddresses& path, transmit::EcnCodepoint ecn,
+             std::span<const uint8_t> bytes);
+  bool drain_steered(Instant now);
+  bool dispatch_events(Instant now);
+  bool transmit(Instant now);
+  UdpSocket* socket_for(const conn::SocketAddress& local);
+  void publish_counters();
+
+  ShardConfig config_;
+  crypto::MbManager mb_;
+  std::unique_ptr<endpoint::Endpoint> endpoint_;
+  Application* application_ = nullptr;
+  std::vector<std::unique_ptr<UdpSocket>> sockets_;
+  std::vector<std::unique_ptr<SpscRing<SteeredDatagram>>> inbound_;  // by producer core
+  std::vector<Shard*> peers_;
+  int epoll_fd_ = -1;
+  int wake_fd_ = -1;
+  std::atomic<bool> sleeping_{false};
+  std::vector<ReceivedDatagram> received_;
+  std::vector<uint8_t> transmit_buffer_;
+  std::vector<uint8_t*> transmit_slices_;
+  ShardCounters counters_;
+  uint64_t handshakes_ = 0;
+  uint64_t steered_out_ = 0, steered_in_ = 0, steering_drops_ = 0, send_drops_ = 0;
+};
+
+}  // namespace dpquic::dataplane

@@ -1,0 +1,50 @@
+#pragma once
+// A shard's counters as other threads read them: written by the shard once
+// per loop iteration (relaxed stores of its own totals), read by the stats
+// printer and telemetry. Cache-line aligned so shards never share a line.
+
+#include <atomic>
+#include <cstdint>
+
+namespace dpquic::dataplane {
+
+struct alignas(64) ShardCounters {
+  std::atomic<uint64_t> connections{0};  // live now
+  std::atomic<uint64_t> handshakes{0};   // completed, total
+  std::atomic<uint64_t> datagrams_in{0};
+  std::atomic<uint64_t> datagrams_out{0};
+  std::atomic<uint64_t> bytes_in{0};
+  std::atomic<uint64_t> bytes_out{0};
+  // Dropped: unroutable or malformed (endpoint), steering ring full, send
+  // failures, truncated receives.
+  std::atomic<uint64_t> drops{0};
+  std::atomic<uint64_t> retries{0};
+  std::atomic<uint64_t> refused{0};
+  std::atomic<uint64_t> steered{0};  // handed to another shard
+  std::atomic<uint64_t> gso_fallbacks{0};
+  std::atomic<uint64_t> version_negotiations{0};
+};
+
+// A plain copy of the counters, summed over shards.
+struct CounterSnapshot {
+  uint64_t connections = 0, handshakes = 0, datagrams_in = 0, datagrams_out = 0, bytes_in = 0,
+           bytes_out = 0, drops = 0, retries = 0, refused = 0, steered = 0, gso_fallbacks = 0,
+           version_negotiations = 0;
+
+  void add(const ShardCounters& c) {
+    connections += c.connections.load(std::memory_order_relaxed);
+    handshakes += c.handshakes.load(std::memory_order_relaxed);
+    datagrams_in += c.datagrams_in.load(std::memory_order_relaxed);
+    datagrams_out += c.datagrams_out.load(std::memory_order_relaxed);
+    bytes_in += c.bytes_in.load(std::memory_order_relaxed);
+    bytes_out += c.bytes_out.load(std::memory_order_relaxed);
+    drops += c.drops.load(std::memory_order_relaxed);
+    retries += c.retries.load(std::memory_order_relaxed);
+    refused += c.refused.load(std::memory_order_relaxed);
+    steered += c.steered.load(std::memory_order_relaxed);
+    gso_fallbacks += c.gso_fallbacks.load(std::memory_order_relaxed);
+    version_negotiations += c.version_negotiations.load(std::memory_order_relaxed);
+  }
+};
+
+}  // namespace dpquic::dataplane

@@ -1,0 +1,152 @@
+#pragma once
+// One non-blocking kernel UDP socket for a shard: batched receive (recvmmsg,
+// GRO super-datagrams split back into datagrams) and batched send (one
+// sendmsg with UDP_SEGMENT per GSO train, or sendmmsg), with the ECN bits and
+// the local address of each datagram carried in cmsgs.
+//
+// All message headers, iovecs, cmsg buffers and the receive buffers are
+// allocated once in the constructor: receive() and send() never touch the
+// heap and never throw. Only the constructor throws (std::runtime_error with
+// one line naming the address), because it runs at start-up.
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+
+#include "quic/conn/socket_address.h"
+#include "quic/transmit/burst.h"
+
+namespace dpquic::dataplane {
+
+struct UdpSocketOptions {
+  conn::SocketAddress bind;
+  // SO_REUSEPORT, so every shard can bind the same address and the kernel
+  // spreads flows over them.
+  bool reuse_port = true;
+  // Receive GRO super-datagrams (UDP_GRO); silently off if unsupported.
+  bool gro = true;
+  // Send GSO trains with UDP_SEGMENT; off for good if the kernel refuses.
+  bool gso = true;
+  int receive_buffer_bytes = 8 << 20;
+  int send_buffer_bytes = 8 << 20;
+};
+
+struct ReceivedDatagram {
+  // local: the address the datagram was sent to (from PKTINFO, with the
+  // bound port); remote: its sender.
+  conn::PathAddresses path;
+  transmit::EcnCodepoint ecn = transmit::EcnCodepoint::kNotEct;
+  // Points into the socket's receive buffers; valid until the next receive().
+  std::span<uint8_t> bytes;
+};
+
+struct SendOutcome {
+  // Datagrams of the burst handed to the kernel, from the first, in order.
+  size_t datagrams_sent = 0;
+  // 0 when all were sent; EAGAIN/EWOULDBLOCK: the socket buffer is full,
+  // retry the rest later (wait_writable); anything else: an errno for the
+  // first datagram not sent.
+  int error = 0;
+};
+
+struct UdpSocketStats {
+  uint64_t datagrams_received = 0;  // after GRO splitting
+  uint64_t bytes_received = 0;
+  uint64_t gro_batches = 0;  // messages that arrived as GRO super-datagrams
+  uint64_t datagrams_sent = 0;
+  uint64_t bytes_sent = 0;
+  uint64_t send_calls = 0;         // sendmsg + sendmmsg system calls
+  uint64_t gso_fallbacks = 0;      // trains the kernel refused GSO for
+  uint64_t send_errors = 0;        // failed sends other than EAGAIN
+  uint64_t receive_truncated = 0;  // messages dropped for MSG_TRUNC
+  uint64_t send_would_block = 0;   // sends stopped by EAGAIN
+  uint64_t receive_calls = 0;      // recvmmsg system calls
+  uint64_t receive_errors = 0;     // recvmmsg failures other than EAGAIN
+};
+
+class UdpSocket {
+ public:
+  // Messages one recvmmsg takes, each into its own buffer of
+  // kReceiveBufferBytes (large enough for any UDP payload or GRO batch).
+  static constexpr size_t kReceiveBatch = 32;
+  static constexpr size_t kReceiveBufferBytes = 64 * 1024;
+  // Limits of one UDP_SEGMENT sendmsg.
+  static constexpr size_t kMaxGsoSegments = 64;
+  static constexpr size_t kMaxGsoBytes = 65000;
+
+  explicit UdpSocket(const UdpSocketOptions& options);
+  ~UdpSocket();
+  UdpSocket(UdpSocket&& other) noexcept;
+  UdpSocket& operator=(UdpSocket&& other) noexcept;
+  UdpSocket(const UdpSocket&) = delete;
+  UdpSocket& operator=(const UdpSocket&) = delete;
+
+  int fd() const { return fd_; }
+  // The bound address as the kernel reports it (the real port when the
+  // requested one was 0).
+  const conn::SocketAddress& local() const { return local_; }
+  bool gro_enabled() const { return gro_; }
+  bool gso_enabled() const { return gso_; }
+  void set_gso(bool enabled) { gso_ = enabled; }
+  // Buffer sizes the kernel granted (it reports twice the usable size).
+  int receive_buffer_bytes() const { return receive_buffer_bytes_; }
+  int send_buffer_bytes() const { return send_buffer_bytes_; }
+
+  // Fills `out` with received datagrams and returns how many (0 when nothing
+  // is pending). One call makes at most one recvmmsg of
+  // min(kReceiveBatch, out.size()) messages. A GRO message can split into
+  // more datagrams than `out` has room for: the rest are kept in the socket's
+  // buffers and returned, first, by the next call (which then makes no
+  // system call), so nothing is lost whatever out.size() is. Such kept
+  // datagrams do not make fd() readable: a caller that fills `out` completely
+  // must call again (or check has_pending()) before waiting on fd().
+  // Truncated messages (MSG_TRUNC) are dropped and counted.
+  size_t receive(std::span<ReceivedDatagram> out);
+  // True while datagrams of the last recvmmsg are waiting to be returned.
+  bool has_pending() const;
+
+  // Sends datagram i = datagrams[i][0, burst.lengths[i]) for i below
+  // burst.datagram_count, from path.local to path.remote with burst.ecn.
+  // When the socket is bound to a wildcard address, path.local's IP is
+  // set as the source (PKTINFO) so replies leave from the address the peer
+  // used. A GSO train (slices back to back at burst.segment_size, all full
+  // but the last) goes out in sendmsg calls of at most kMaxGsoSegments
+  // segments and kMaxGsoBytes bytes; anything else in one sendmmsg.
+  SendOutcome send(const conn::PathAddresses& path, const transmit::BurstDescriptor& burst,
+                   std::span<uint8_t* const> datagrams);
+
+  // Polls for POLLOUT; true when the socket can take more.
+  bool wait_writable(int timeout_ms);
+
+  const UdpSocketStats& stats() const { return stats_; }
+
+ private:
+  struct Storage;
+
+  void build_send_control(const conn::PathAddresses& path, transmit::EcnCodepoint ecn,
+                          size_t segment_size);
+  bool is_gso_train(const transmit::BurstDescriptor& burst, std::span<uint8_t* const> datagrams,
+                    size_t count) const;
+  SendOutcome send_train(const transmit::BurstDescriptor& burst,
+                         std::span<uint8_t* const> datagrams, size_t count);
+  // Sends datagrams [first, count) with sendmmsg; datagrams_sent in the
+  // outcome counts from the start of the burst.
+  SendOutcome send_each(const transmit::BurstDescriptor& burst, std::span<uint8_t* const> datagrams,
+                        size_t first, size_t count);
+  size_t emit_pending(std::span<ReceivedDatagram> out);
+  void close_fd();
+
+  int fd_ = -1;
+  conn::SocketAddress local_;
+  bool wildcard_ = false;
+  bool ipv6_ = false;
+  bool gro_ = false;
+  bool gso_ = false;
+  int receive_buffer_bytes_ = 0;
+  int send_buffer_bytes_ = 0;
+  std::unique_ptr<Storage> storage_;
+  UdpSocketStats stats_;
+};
+
+}  // namespace dpquic::dataplane
