@@ -73,6 +73,17 @@ class CongestionController {
   // §7.6.2: the window collapses to the minimum window.
   virtual void on_persistent_congestion(Instant now) = 0;
 
+  // Congestion undo (RFC 9438 §4.9; for Reno the Eifel response, RFC 4015):
+  // every loss behind the latest window reduction by on_congestion_event
+  // turned out spurious, so the state that reduction replaced (window, slow
+  // start threshold, recovery period and, for CUBIC, the curve) comes back;
+  // the window never shrinks by it. Loss detection calls it only for a
+  // loss-triggered reduction with no ECN-CE in its recovery period.
+  // Persistent congestion and reset() forget the saved state, and one
+  // reduction is undone at most once. Returns whether anything was restored;
+  // an algorithm without undo keeps its reductions.
+  virtual bool undo_congestion_event() { return false; }
+
   virtual uint64_t congestion_window() const = 0;
   virtual uint64_t slow_start_threshold() const = 0;  // UINT64_MAX until the first event
   virtual bool in_slow_start() const = 0;

@@ -132,6 +132,11 @@ void Cubic::on_ack_processed(Instant now, const RttEstimator&) {
 
 void Cubic::on_congestion_event(Instant now, Instant time_sent) {
   if (in_recovery(time_sent)) return;  // RFC 9002 §7.3.2: one reduction per period
+  saved_ = Saved{congestion_window_, slow_start_threshold_, recovery_, epoch_started_,
+                 w_max_from_epoch_,  epoch_start_,          w_max_,    k_seconds_,
+                 cwnd_epoch_,        cwnd_prior_,           w_est_,    w_est_remainder_,
+                 cubic_remainder_};
+  saved_valid_ = true;
   recovery_.begin(now);
 
   const uint64_t cwnd = congestion_window_;
@@ -162,6 +167,30 @@ void Cubic::on_persistent_congestion(Instant) {
   w_max_from_epoch_ = true;
   w_est_remainder_ = 0;
   cubic_remainder_ = 0;
+  saved_valid_ = false;  // never undone
+}
+
+bool Cubic::undo_congestion_event() {
+  if (!saved_valid_) return false;
+  saved_valid_ = false;
+  slow_start_threshold_ = std::max(slow_start_threshold_, saved_.slow_start_threshold);
+  recovery_ = saved_.recovery;
+  // A window that already grew past the saved one keeps its own curve;
+  // otherwise the curve continues as if the reduction never happened (the
+  // epoch's start stays where it was, so the time since counts).
+  if (saved_.congestion_window <= congestion_window_) return true;
+  congestion_window_ = saved_.congestion_window;
+  epoch_started_ = saved_.epoch_started;
+  w_max_from_epoch_ = saved_.w_max_from_epoch;
+  epoch_start_ = saved_.epoch_start;
+  w_max_ = saved_.w_max;
+  k_seconds_ = saved_.k_seconds;
+  cwnd_epoch_ = saved_.cwnd_epoch;
+  cwnd_prior_ = saved_.cwnd_prior;
+  w_est_ = saved_.w_est;
+  w_est_remainder_ = saved_.w_est_remainder;
+  cubic_remainder_ = saved_.cubic_remainder;
+  return true;
 }
 
 void Cubic::reset() { *this = Cubic(max_datagram_size_, hystart_enabled_); }

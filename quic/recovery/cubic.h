@@ -34,6 +34,7 @@ class Cubic final : public CongestionController {
   void on_ack_processed(Instant now, const RttEstimator& rtt) override;
   void on_congestion_event(Instant now, Instant time_sent) override;
   void on_persistent_congestion(Instant now) override;
+  bool undo_congestion_event() override;
 
   uint64_t congestion_window() const override { return congestion_window_; }
   uint64_t slow_start_threshold() const override { return slow_start_threshold_; }
@@ -83,6 +84,27 @@ class Cubic final : public CongestionController {
   uint64_t w_est_ = 0;
   uint64_t w_est_remainder_ = 0;  // in 1/(17*cwnd) bytes
   uint64_t cubic_remainder_ = 0;  // in 1/cwnd bytes
+
+  // §4.9: what the latest reduction replaced, for undo_congestion_event():
+  // the window and threshold, the recovery period, and the curve (W_max,
+  // K, t_epoch, cwnd_epoch, W_est and their remainders).
+  struct Saved {
+    uint64_t congestion_window;
+    uint64_t slow_start_threshold;
+    RecoveryPeriod recovery;
+    bool epoch_started;
+    bool w_max_from_epoch;
+    Instant epoch_start;
+    double w_max;
+    double k_seconds;
+    uint64_t cwnd_epoch;
+    uint64_t cwnd_prior;
+    uint64_t w_est;
+    uint64_t w_est_remainder;
+    uint64_t cubic_remainder;
+  };
+  Saved saved_{};
+  bool saved_valid_ = false;
 
   // Idle detection for the epoch shift (§5.8, as Linux does it).
   bool sent_any_ = false;

@@ -30,12 +30,7 @@ Duration saturating_shift(Duration d, uint32_t shift) {
 
 }  // namespace
 
-Duration loss_delay(const RttEstimator& rtt) {
-  const Duration base = std::max(rtt.latest_rtt(), rtt.smoothed_rtt());
-  // kTimeThreshold * base = 9/8 * base, rounded down (base + base / 8 is
-  // exactly that and cannot overflow where 9 * base could).
-  return std::max(base + base / 8, kGranularity);
-}
+Duration loss_delay(const RttEstimator& rtt) { return loss_delay(rtt, kTimeThresholdEighths); }
 
 // Gathers the ACK's newly acknowledged packets (ascending) for replay after
 // loss detection.
@@ -85,6 +80,8 @@ WireError LossDetection::on_ack_received(Instant now, PacketNumberSpace space,
   AckSummary summary;
   const WireError error = process_ack(frame.ranges, s.sent, xor_buffer_, collector, summary);
   if (error != WireError::kOk) return error;
+  lost_history_.find_acknowledged(
+      space, frame.ranges, [&](const LostPacketRecord& record) { on_spurious_loss(now, record); });
 
   // A Handshake ACK proves the server processed a Handshake packet, so it
   // has validated the client's address (§A.8).
@@ -117,7 +114,16 @@ WireError LossDetection::on_ack_received(Instant now, PacketNumberSpace space,
   // §B.7 ProcessECN.
   if (has_ecn_counts && frame.ecn.ecn_ce > s.ecn_ce_count) {
     s.ecn_ce_count = frame.ecn.ecn_ce;
-    cc_.on_congestion_event(now, largest_newly_acked.packet.time_sent);
+    const Instant time_sent = largest_newly_acked.packet.time_sent;
+    // ECN-CE is congestion for certain: its reduction, or the loss-triggered
+    // one it joins, is never undone.
+    if (!cc_.in_recovery(time_sent)) {
+      ++congestion_event_;
+      event_losses_ = 0;
+      event_spurious_ = 0;
+    }
+    event_undoable_ = false;
+    cc_.on_congestion_event(now, time_sent);
   }
 
   signal_losses(now, detect_lost_packets(now, space, events));
@@ -146,7 +152,8 @@ LossDetection::LossResult LossDetection::detect_lost_packets(Instant now, Packet
   if (!s.largest_acked.has_value()) return result;
 
   const uint64_t largest_acked = *s.largest_acked;
-  const Duration delay = loss_delay(rtt_);
+  const Duration delay = loss_delay(rtt_, thresholds_.time_threshold_eighths());
+  const uint64_t packet_threshold = thresholds_.packet_threshold();
   // Packets sent at or before this are lost by time; none when `now` is
   // closer to the epoch than the delay.
   const bool time_threshold_applies = now >= delay;
@@ -166,7 +173,7 @@ LossDetection::LossResult LossDetection::detect_lost_packets(Instant now, Packet
     const uint64_t pn = entry.packet_number;
     const SentPacket& packet = entry.packet;
     const bool lost = (time_threshold_applies && packet.time_sent <= lost_send_time) ||
-                      largest_acked >= pn + kPacketThreshold;
+                      largest_acked >= pn + packet_threshold;
     if (!lost) {
       s.loss_time = saturating_add(packet.time_sent, delay);
       break;
@@ -187,6 +194,8 @@ LossDetection::LossResult LossDetection::detect_lost_packets(Instant now, Packet
   }
   result.persistent_congestion = persistent.established();
   if (!last_lost.has_value()) return result;
+  if (result.in_flight_lost) begin_loss_event(result.largest_lost_time_sent);
+  if (result.persistent_congestion) event_undoable_ = false;
 
   // Pass 2: remove and report them. Each step restarts the range after the
   // previous packet, so the removals never invalidate an iterator.
@@ -198,9 +207,54 @@ LossDetection::LossResult LossDetection::detect_lost_packets(Instant now, Packet
     const uint64_t pn = (*it).packet_number;
     next = pn + 1;
     const std::optional<SentPacket> packet = s.sent.remove(pn);
-    if (packet.has_value()) events.on_packet_lost(space, pn, *packet);
+    if (!packet.has_value()) continue;
+    LostPacketRecord record;
+    record.packet_number = pn;
+    record.time_sent = packet->time_sent;
+    record.distance = largest_acked - pn;
+    record.congestion_event = congestion_event_;
+    record.space = space;
+    record.in_flight = packet->in_flight;
+    record.by_packets = largest_acked >= pn + packet_threshold;
+    record.by_time = time_threshold_applies && packet->time_sent <= lost_send_time;
+    lost_history_.record(record);
+    if (packet->in_flight) ++event_losses_;
+    events.on_packet_lost(space, pn, *packet);
   }
   return result;
+}
+
+void LossDetection::begin_loss_event(Instant largest_lost_time_sent) {
+  // The same test congestion control applies (§7.3.2): losses of packets
+  // sent before the current recovery period began join its event.
+  if (cc_.in_recovery(largest_lost_time_sent)) return;
+  ++congestion_event_;
+  event_losses_ = 0;
+  event_spurious_ = 0;
+  event_undoable_ = true;
+}
+
+void LossDetection::on_spurious_loss(Instant now, const LostPacketRecord& record) {
+  ++spurious_losses_;
+  // Raise what declared it lost: the packet threshold past its reordering
+  // distance, the time threshold past the time its acknowledgment took.
+  if (record.by_packets) thresholds_.on_spurious_by_packets(record.distance);
+  if (record.by_time) {
+    const Duration elapsed = now > record.time_sent ? now - record.time_sent : 0;
+    thresholds_.on_spurious_by_time(elapsed, std::max(rtt_.latest_rtt(), rtt_.smoothed_rtt()));
+  }
+  if (!record.in_flight || !event_undoable_ || record.congestion_event != congestion_event_) return;
+  if (++event_spurious_ < event_losses_) return;
+  // Every loss of the event arrived after all.
+  event_undoable_ = false;
+  if (cc_.undo_congestion_event()) ++congestion_undos_;
+}
+
+void LossDetection::reset_rtt() {
+  rtt_ = RttEstimator(config_.initial_rtt);
+  thresholds_.reset();
+  lost_history_.clear();
+  event_undoable_ = false;
 }
 
 void LossDetection::signal_losses(Instant now, const LossResult& result) {
@@ -242,6 +296,7 @@ void LossDetection::on_probe_sent(PacketNumberSpace space) {
 
 void LossDetection::abandon_space_packets(PacketNumberSpace space, LossEvents& events) {
   Space& s = at(space);
+  lost_history_.forget(space);  // none of them can be acknowledged now
   for (const SentPackets::Entry entry : s.sent.all()) {
     const uint64_t packet_number = entry.packet_number;
     const SentPacket packet = entry.packet;  // the reference ends at removal
@@ -270,6 +325,7 @@ void LossDetection::discard_space(Instant now, PacketNumberSpace space) {
   // RemoveFromBytesInFlight: the ring's counters go with its entries; no
   // congestion signal.
   s.sent.clear();
+  lost_history_.forget(space);
   s.time_of_last_ack_eliciting = 0;
   s.loss_time = kNever;
   s.probes = 0;

@@ -5,10 +5,12 @@
 // It owns the three packet number spaces' sent-packet rings and the RTT
 // estimate, finds newly acknowledged packets with the core's XOR buffer,
 // declares packets lost by packet threshold (3) or time threshold
-// (max(9/8 * max(smoothed_rtt, latest_rtt), kGranularity)), arms the single
+// (max(9/8 * max(smoothed_rtt, latest_rtt), kGranularity)), both raised when
+// a loss proves spurious (spurious_loss.h), arms the single
 // loss detection timer (time threshold, else PTO with exponential backoff),
 // and drives the congestion controller: packets sent, acknowledged, lost
-// (congestion events, ECN-CE) and persistent congestion.
+// (congestion events, ECN-CE), persistent congestion, and the undo of a
+// reduction whose losses all proved spurious.
 //
 // Sans-IO: every call that may move the timer takes `now`; the caller reads
 // timer() afterwards and calls on_timeout() when it expires. Nothing is
@@ -32,6 +34,7 @@
 #include "quic/recovery/sent_packet.h"
 #include "quic/recovery/sent_packet_pool.h"
 #include "quic/recovery/sent_packets.h"
+#include "quic/recovery/spurious_loss.h"
 #include "quic/time.h"
 #include "quic/wire/errors.h"
 #include "quic/wire/frames.h"
@@ -39,9 +42,6 @@
 
 namespace dpquic::recovery {
 
-// RFC 9002 §6.1.1: a packet is lost once a packet this many numbers above it
-// is acknowledged.
-inline constexpr uint64_t kPacketThreshold = 3;
 // Probe datagrams requested when a PTO expires with ack-eliciting packets in
 // flight (RFC 9002 §6.2.4 allows one or two): two, so one lost probe does not
 // cost another, doubled, PTO. The client's anti-deadlock probe (nothing in
@@ -51,7 +51,7 @@ inline constexpr uint8_t kAntiDeadlockProbes = 1;
 
 // The time threshold loss delay (RFC 9002 §6.1.2):
 // max(kTimeThreshold * max(smoothed_rtt, latest_rtt), kGranularity), with
-// kTimeThreshold = 9/8.
+// kTimeThreshold = 9/8 (before any reordering was seen).
 Duration loss_delay(const RttEstimator& rtt);
 
 struct LossDetectionConfig {
@@ -98,9 +98,13 @@ class LossDetection {
   // §A.7 OnAckReceived for one ACK frame received in `space`.
   // kProtocolViolation, with no state changed, if the frame names a packet
   // number never sent (above the largest sent, or skipped). Acknowledgments
-  // of packets already acknowledged or declared lost are ignored (a late ACK
-  // of a packet declared lost is a spurious loss; the loss stands). Otherwise,
-  // in RFC order: an RTT sample (only if the largest acknowledged is newly
+  // of packets already acknowledged are ignored. A recently declared-lost
+  // packet (LossHistory) acknowledged now was a spurious loss: its frames
+  // stay requeued and it gives no RTT sample or acknowledgment event, but it
+  // raises the reordering thresholds, and when every loss counted in the
+  // latest loss-triggered congestion event proved spurious (and neither
+  // ECN-CE nor persistent congestion came with it) the reduction is undone.
+  // Then, in RFC order: an RTT sample (only if the largest acknowledged is newly
   // acknowledged and an ack-eliciting packet is newly acknowledged; ack delay
   // ignored in Initial), ECN (ECN-CE count up: congestion event for the
   // largest newly acknowledged packet's send time; only with
@@ -163,8 +167,9 @@ class LossDetection {
   // calls on_timeout() at once (§A.6 OnDatagramReceived).
   void set_amplification_blocked(Instant now, bool blocked);
   // The connection moved to a path whose round trip says nothing about the
-  // old one's (RFC 9000 §9.4): the estimator restarts from initial_rtt.
-  void reset_rtt() { rtt_ = RttEstimator(config_.initial_rtt); }
+  // old one's (RFC 9000 §9.4): the estimator restarts from initial_rtt, and
+  // the reordering thresholds from RFC 9002's constants.
+  void reset_rtt();
   // The peer's max_ack_delay and ack_delay_exponent transport parameters.
   void set_peer_ack_params(Duration max_ack_delay, uint64_t ack_delay_exponent);
   // The sender is not using the window it has (§7.8): acknowledgments then
@@ -182,6 +187,12 @@ class LossDetection {
   std::optional<uint64_t> largest_acked(wire::PacketNumberSpace space) const {
     return at(space).largest_acked;
   }
+  // The current thresholds: kPacketThreshold and 9/8 until reordering shows.
+  uint64_t packet_threshold() const { return thresholds_.packet_threshold(); }
+  uint32_t time_threshold_eighths() const { return thresholds_.time_threshold_eighths(); }
+  // Losses proved spurious, and reductions undone because of them, so far.
+  uint64_t spurious_losses() const { return spurious_losses_; }
+  uint64_t congestion_undos() const { return congestion_undos_; }
   // The time threshold deadline of `space`; kNever when none.
   Instant loss_time(wire::PacketNumberSpace space) const { return at(space).loss_time; }
   bool handshake_confirmed() const { return handshake_confirmed_; }
@@ -232,6 +243,11 @@ class LossDetection {
   // §A.10 DetectAndRemoveLostPackets, plus the congestion signals of
   // §B.8 OnPacketsLost.
   LossResult detect_lost_packets(Instant now, wire::PacketNumberSpace space, LossEvents& events);
+  // Before a loss pass reports in-flight losses up to `largest_lost_time_sent`:
+  // a new congestion event begins unless congestion control is recovering.
+  void begin_loss_event(Instant largest_lost_time_sent);
+  // The ACK acknowledges `record`, declared lost before.
+  void on_spurious_loss(Instant now, const LostPacketRecord& record);
   void signal_losses(Instant now, const LossResult& result);
   // §A.8 GetLossTimeAndSpace: the earliest loss_time, or kNever.
   Instant earliest_loss_time(wire::PacketNumberSpace& space) const;
@@ -252,6 +268,17 @@ class LossDetection {
   RttEstimator rtt_;
   std::array<Space, wire::kPacketNumberSpaceCount> spaces_;
   std::vector<NewlyAcked> newly_acked_;
+  ReorderingThresholds thresholds_;
+  LossHistory lost_history_;
+  // The latest congestion event (each reduction of the window begins one):
+  // its in-flight losses and how many proved spurious; undoable while it
+  // was loss-triggered and no ECN-CE or persistent congestion joined it.
+  uint32_t congestion_event_ = 0;
+  uint64_t event_losses_ = 0;
+  uint64_t event_spurious_ = 0;
+  bool event_undoable_ = false;
+  uint64_t spurious_losses_ = 0;
+  uint64_t congestion_undos_ = 0;
   std::optional<Instant> first_rtt_sample_;
   Instant timer_ = kNever;
   uint32_t pto_count_ = 0;

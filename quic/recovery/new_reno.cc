@@ -41,6 +41,8 @@ void NewReno::on_congestion_event(Instant now, Instant time_sent) {
   // §7.3.2: one reduction per round trip; losses of packets sent before the
   // current recovery period began are part of the same event.
   if (in_recovery(time_sent)) return;
+  saved_ = Saved{congestion_window_, slow_start_threshold_, avoidance_bytes_acked_, recovery_};
+  saved_valid_ = true;
   recovery_.begin(now);
   slow_start_threshold_ = congestion_window_ * kLossReductionNumerator / kLossReductionDenominator;
   congestion_window_ = std::max(slow_start_threshold_, minimum_window(max_datagram_size_));
@@ -53,6 +55,21 @@ void NewReno::on_persistent_congestion(Instant) {
   congestion_window_ = minimum_window(max_datagram_size_);
   recovery_.end();
   avoidance_bytes_acked_ = 0;
+  saved_valid_ = false;  // never undone
+}
+
+bool NewReno::undo_congestion_event() {
+  if (!saved_valid_) return false;
+  saved_valid_ = false;
+  // As if the reduction never happened; growth since it is kept when the
+  // window has already passed the saved one.
+  if (saved_.congestion_window > congestion_window_) {
+    congestion_window_ = saved_.congestion_window;
+    avoidance_bytes_acked_ = saved_.avoidance_bytes_acked;
+  }
+  slow_start_threshold_ = std::max(slow_start_threshold_, saved_.slow_start_threshold);
+  recovery_ = saved_.recovery;
+  return true;
 }
 
 void NewReno::reset() { *this = NewReno(max_datagram_size_); }

@@ -24,6 +24,7 @@ class NewReno final : public CongestionController {
   void on_ack_processed(Instant now, const RttEstimator& rtt) override;
   void on_congestion_event(Instant now, Instant time_sent) override;
   void on_persistent_congestion(Instant now) override;
+  bool undo_congestion_event() override;
 
   uint64_t congestion_window() const override { return congestion_window_; }
   uint64_t slow_start_threshold() const override { return slow_start_threshold_; }
@@ -46,6 +47,16 @@ class NewReno final : public CongestionController {
   // without the rounding loss of Appendix B's per-packet division.
   uint64_t avoidance_bytes_acked_ = 0;
   RecoveryPeriod recovery_;
+
+  // What the latest reduction replaced, for undo_congestion_event().
+  struct Saved {
+    uint64_t congestion_window;
+    uint64_t slow_start_threshold;
+    uint64_t avoidance_bytes_acked;
+    RecoveryPeriod recovery;
+  };
+  Saved saved_{};
+  bool saved_valid_ = false;
 };
 
 }  // namespace dpquic::recovery

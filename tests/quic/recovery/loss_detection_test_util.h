@@ -81,6 +81,10 @@ class RecordingCongestionController final : public CongestionController {
   void on_persistent_congestion(Instant now) override {
     calls.push_back("persistent now=" + std::to_string(now));
   }
+  bool undo_congestion_event() override {
+    calls.push_back("undo");
+    return true;
+  }
   uint64_t congestion_window() const override { return 12000; }
   uint64_t slow_start_threshold() const override { return UINT64_MAX; }
   bool in_slow_start() const override { return true; }
