@@ -64,7 +64,7 @@ size_t seal_chunk(const MbManager& mb, std::span<const SealOp> ops,
     messages[i] = seal_message(op.key, nonces[i].data(), op.header, op.plaintext, op.out.data());
   }
   size_t sealed = 0;
-  run_jobs(mb.get(), {messages, ops.size()}, {submit, ops.size()}, IMB_DIR_ENCRYPT,
+  run_jobs(mb, {messages, ops.size()}, {submit, ops.size()}, IMB_DIR_ENCRYPT,
            [&](size_t index, bool ok) {
              status[index] = ok ? PacketStatus::kOk : PacketStatus::kEngineError;
              sealed += ok;
@@ -88,7 +88,7 @@ size_t open_chunk(const MbManager& mb, std::span<const OpenOp> ops,
                                computed[i]);
   }
   size_t opened = 0;
-  run_jobs(mb.get(), {messages, ops.size()}, {submit, ops.size()}, IMB_DIR_DECRYPT,
+  run_jobs(mb, {messages, ops.size()}, {submit, ops.size()}, IMB_DIR_DECRYPT,
            [&](size_t index, bool ok) {
              const Message& message = messages[index];
              // The received tag is read from the original ciphertext span; an
@@ -132,7 +132,7 @@ PacketStatus seal_with_nonce(const MbManager& mb, const AeadKey& key, const Aead
   const Message message = seal_message(&key, nonce.data(), aad, plaintext, out.data());
   const bool submit = true;
   PacketStatus status = PacketStatus::kEngineError;
-  run_jobs(mb.get(), {&message, 1}, {&submit, 1}, IMB_DIR_ENCRYPT,
+  run_jobs(mb, {&message, 1}, {&submit, 1}, IMB_DIR_ENCRYPT,
            [&](size_t, bool ok) { status = ok ? PacketStatus::kOk : PacketStatus::kEngineError; });
   return status;
 }
@@ -146,7 +146,7 @@ PacketStatus open_with_nonce(const MbManager& mb, const AeadKey& key, const Aead
   const Message message = open_message(&key, nonce.data(), aad, ciphertext, out.data(), computed);
   const bool submit = true;
   PacketStatus status = PacketStatus::kEngineError;
-  run_jobs(mb.get(), {&message, 1}, {&submit, 1}, IMB_DIR_DECRYPT, [&](size_t, bool ok) {
+  run_jobs(mb, {&message, 1}, {&submit, 1}, IMB_DIR_DECRYPT, [&](size_t, bool ok) {
     status = finish_open(ok, computed, ciphertext.data() + length, out.data(), length);
   });
   return status;
@@ -221,7 +221,7 @@ size_t seal_and_protect(const MbManager& mb, std::span<const Message> messages,
   MaskRequest deferred[kMaxBurst];
   size_t deferred_index[kMaxBurst];
   size_t deferred_count = 0;
-  run_jobs(mb.get(), messages, submit, IMB_DIR_ENCRYPT, [&](size_t index, bool ok) {
+  run_jobs(mb, messages, submit, IMB_DIR_ENCRYPT, [&](size_t index, bool ok) {
     if (!ok) return;
     const ProtectTarget& target = targets[index];
     const HeaderProtectionKey& hp = target.keys->header_protection();

@@ -8,11 +8,14 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <span>
 
 #include "crypto/aead_burst.h"
+#include "crypto/aead_gather.h"
 #include "crypto/mb_manager.h"
 #include "crypto/packet_keys.h"
+#include "crypto/protection_override.h"
 #include "crypto/types.h"
 
 namespace dpquic::crypto::detail {
@@ -116,11 +119,38 @@ inline void fill_job(IMB_JOB* job, const Message& message, IMB_CIPHER_DIRECTION 
   job->user_data = reinterpret_cast<void*>(index);
 }
 
+// Fuzz targets only: each submitted message through the manager's
+// PacketProtectionOverride instead of ipsec-mb, in order.
+template <typename Done>
+void run_overridden(const PacketProtectionOverride& replacement, std::span<const Message> messages,
+                    std::span<const bool> submit, IMB_CIPHER_DIRECTION direction, Done&& done) {
+  for (size_t i = 0; i < messages.size(); ++i) {
+    if (!submit[i]) continue;
+    const Message& message = messages[i];
+    AeadNonce nonce;
+    std::memcpy(nonce.data(), message.nonce, nonce.size());
+    const GatherSegment whole{message.in, message.out, message.length};
+    // GatherSegment and IMB_SGL_IOV share one layout (aead_gather.cc).
+    const std::span<const GatherSegment> segments =
+        message.sgl != nullptr
+            ? std::span<const GatherSegment>(reinterpret_cast<const GatherSegment*>(message.sgl),
+                                             message.sgl_count)
+            : std::span<const GatherSegment>(&whole, 1);
+    done(i, replacement.aead(direction == IMB_DIR_ENCRYPT, *message.key, nonce, message.aad,
+                             segments, message.tag_out));
+  }
+}
+
 // Runs up to kMaxBurst messages through the manager. `done(index, ok)` is
 // called once per submitted message as its job completes.
 template <typename Done>
-void run_jobs(IMB_MGR* manager, std::span<const Message> messages, std::span<const bool> submit,
+void run_jobs(const MbManager& mb, std::span<const Message> messages, std::span<const bool> submit,
               IMB_CIPHER_DIRECTION direction, Done&& done) {
+  if (const PacketProtectionOverride* replacement = mb.protection_override()) [[unlikely]] {
+    run_overridden(*replacement, messages, submit, direction, done);
+    return;
+  }
+  IMB_MGR* manager = mb.get();
   auto drain = [&](IMB_JOB* job, auto next) {
     for (; job != nullptr; job = next()) {
       done(reinterpret_cast<size_t>(job->user_data), job->status == IMB_STATUS_COMPLETED);

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "crypto/protection_override.h"
+
 namespace dpquic::crypto {
 namespace {
 
@@ -127,6 +129,12 @@ bool compute_masks(const MbManager& mb, std::span<const MaskRequest> requests,
       return false;
     }
   }
+  if (const PacketProtectionOverride* replacement = mb.protection_override()) [[unlikely]] {
+    for (size_t i = 0; i < requests.size(); ++i) {
+      replacement->header_protection_mask(*requests[i].key, requests[i].sample, masks[i]);
+    }
+    return true;
+  }
   bool ok = true;
   for (size_t start = 0; start < requests.size(); start += kMaxBurst) {
     const size_t count = std::min(kMaxBurst, requests.size() - start);
@@ -138,6 +146,10 @@ bool compute_masks(const MbManager& mb, std::span<const MaskRequest> requests,
 bool compute_mask(const MbManager& mb, const HeaderProtectionKey& key, const uint8_t* sample,
                   HeaderProtectionMask& mask) {
   if (!key.installed() || sample == nullptr) return false;
+  if (const PacketProtectionOverride* replacement = mb.protection_override()) [[unlikely]] {
+    replacement->header_protection_mask(key, sample, mask);
+    return true;
+  }
   switch (key.suite()) {
     case CipherSuite::kAes128Gcm: {
       // ipsec-mb's one-block AES-128 CFB: out = in XOR AES(iv). With the

@@ -15,6 +15,8 @@ namespace dpquic::crypto {
 // in fixed arrays on the stack, so there is no allocation per burst.
 inline constexpr size_t kMaxBurst = 64;
 
+class PacketProtectionOverride;  // crypto/protection_override.h (fuzzing only)
+
 class MbManager {
  public:
   // Allocates and initialises the manager for the best architecture this CPU
@@ -29,9 +31,20 @@ class MbManager {
   IMB_ARCH arch() const { return arch_; }
   std::string_view arch_name() const;
 
+  // Fuzz targets only (see crypto/protection_override.h): every AEAD and
+  // header protection operation run on this manager goes to `replacement`
+  // instead, until it is set back to null. Production never sets it, so the
+  // checks for it are never-taken branches. Set before any key is used, not
+  // while a connection is half through its packets.
+  void set_protection_override(const PacketProtectionOverride* replacement) {
+    override_ = replacement;
+  }
+  const PacketProtectionOverride* protection_override() const { return override_; }
+
  private:
   IMB_MGR* manager_ = nullptr;
   IMB_ARCH arch_ = IMB_ARCH_NONE;
+  const PacketProtectionOverride* override_ = nullptr;
 };
 
 }  // namespace dpquic::crypto

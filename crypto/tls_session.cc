@@ -65,7 +65,7 @@ const SSL_QUIC_METHOD TlsSession::kQuicMethod = {
     TlsSession::on_add_handshake_data, TlsSession::on_flush_flight, TlsSession::on_send_alert};
 
 TlsSession::TlsSession(TlsContext& context, SecretSink& sink, wire::Role role)
-    : context_(context), sink_(sink), role_(role), ssl_(SSL_new(context.ssl_ctx())) {
+    : sink_(sink), role_(role), ssl_(SSL_new(context.ssl_ctx())) {
   if (ssl_ == nullptr) {
     fail(kTlsInternalError, "SSL_new failed");
     return;

@@ -167,7 +167,6 @@ class TlsSession {
   static int on_send_alert(SSL* ssl, ssl_encryption_level_t level, uint8_t alert);
   static const SSL_QUIC_METHOD kQuicMethod;
 
-  TlsContext& context_;
   SecretSink& sink_;
   wire::Role role_;
   bssl::UniquePtr<SSL> ssl_;

@@ -13,25 +13,31 @@
 namespace dpquic::crypto {
 
 StatelessResetTokens::StatelessResetTokens(std::span<const uint8_t> static_key) {
-  if (static_key.size() < 32 || static_key.size() > key_.size()) {
+  if (static_key.size() < 32 || static_key.size() > 64) {
     throw std::invalid_argument("stateless reset key must be 32 to 64 bytes");
   }
-  std::memcpy(key_.data(), static_key.data(), static_key.size());
-  key_length_ = static_key.size();
+  if (!HMAC_Init_ex(hmac_.get(), static_key.data(), static_key.size(), EVP_sha256(), nullptr)) {
+    throw std::runtime_error("stateless reset key: HMAC-SHA256 setup failed");
+  }
+  // One token now, so the digest contexts the HMAC state copies into exist
+  // before the first reset is sent: later tokens reuse them.
+  token_for(wire::ConnectionId());
 }
 
-StatelessResetTokens::~StatelessResetTokens() { OPENSSL_cleanse(key_.data(), key_.size()); }
+StatelessResetTokens::~StatelessResetTokens() = default;
 
 StatelessResetToken StatelessResetTokens::token_for(const wire::ConnectionId& cid) const {
+  // The keyed HMAC state is kept (HMAC_Init_ex with no key restarts from
+  // it): BoringSSL's one-shot HMAC() allocates its digest contexts, and this
+  // runs for every stateless reset sent, a per-packet path.
   uint8_t digest[EVP_MAX_MD_SIZE];
   unsigned int digest_length = 0;
   StatelessResetToken token;
-  if (HMAC(EVP_sha256(), key_.data(), key_length_, cid.data(), cid.size(), digest,
-           &digest_length) == nullptr ||
-      digest_length < token.size()) {
-    // HMAC-SHA256 only fails if BoringSSL cannot allocate. An unpredictable
-    // token keeps the guarantee that matters: nobody can forge a reset for
-    // this CID (our own resets for it just stop matching).
+  if (!HMAC_Init_ex(hmac_.get(), nullptr, 0, nullptr, nullptr) ||
+      !HMAC_Update(hmac_.get(), cid.data(), cid.size()) ||
+      !HMAC_Final(hmac_.get(), digest, &digest_length) || digest_length < token.size()) {
+    // Only an allocation failure gets here. An unpredictable token keeps the
+    // guarantee that matters: nobody can forge a reset for this CID.
     RAND_bytes(token.data(), token.size());
     return token;
   }

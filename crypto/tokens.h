@@ -11,6 +11,8 @@
 // client address it was issued to, the original Destination Connection ID,
 // the issue time and its type; only the server can read or forge one.
 
+#include <openssl/hmac.h>
+
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -34,11 +36,12 @@ class StatelessResetTokens {
   StatelessResetTokens(const StatelessResetTokens&) = delete;
   StatelessResetTokens& operator=(const StatelessResetTokens&) = delete;
 
+  // Not thread-safe: one instance per core (it reuses one HMAC state).
   StatelessResetToken token_for(const wire::ConnectionId& cid) const;
 
  private:
-  std::array<uint8_t, 64> key_{};
-  size_t key_length_ = 0;
+  // Keyed once; cleansed by BoringSSL when freed.
+  mutable bssl::ScopedHMAC_CTX hmac_;
 };
 
 enum class AddressTokenType : uint8_t { kRetry = 1, kNewToken = 2 };

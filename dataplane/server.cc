@@ -117,6 +117,10 @@ Server::Server(const ServerOptions& options) : options_(options) {
   endpoint::EndpointConfig endpoint;
   endpoint.role = wire::Role::kServer;
   endpoint.connection.congestion_control = options_.congestion_control;
+  // The sockets receive up to 64 KiB: accept any datagram (RFC 9000 §18.2),
+  // and send up to what PMTU discovery finds below --max-udp-payload.
+  endpoint.connection.transport.max_udp_payload_size = wire::kDefaultMaxUdpPayloadSize;
+  endpoint.connection.max_datagram_size = options_.max_udp_payload;
   endpoint.retry.mode = options_.retry;
   endpoint.max_connections = per_shard;
   endpoint.stateless_reset_key = random_key(32);
@@ -132,6 +136,7 @@ Server::Server(const ServerOptions& options) : options_(options) {
     config.cpu = online > 0 && cores <= static_cast<size_t>(online) ? static_cast<int>(i) : -1;
     config.listen = options_.listen;
     config.gso = options_.gso;
+    config.max_datagram_size = options_.max_udp_payload;
     config.busy_poll = options_.poll == PollMode::kBusy;
     shards_.push_back(std::make_unique<Shard>(config, *tls_.back()));
     apps_.push_back(

@@ -1,5 +1,6 @@
 #include "dataplane/server_options.h"
 
+#include <arpa/inet.h>
 #include <unistd.h>
 
 #include <charconv>
@@ -31,9 +32,15 @@ constexpr char kUsage[] =
     "  --max-connections=N       connections the server holds at once (default 4096)\n"
     "  --cc=newreno|cubic        congestion controller (default cubic)\n"
     "  --gso=on|off              UDP segmentation offload (default on)\n"
+    "  --max-udp-payload=N       largest datagram to send, 1200..16383 (default 16383):\n"
+    "                            the ceiling of path MTU discovery, which starts at 1452\n"
+    "                            (RFC 8899); 1452 or less turns discovery off\n"
     "  --qlog-dir=DIR            write one qlog (JSON-SEQ) per connection into DIR\n"
     "  --stats=SECONDS           print a summary line every SECONDS (default off)\n"
     "  --eal=\"ARGS\"              DPDK EAL arguments (with --backend=dpdk)\n"
+    "  --ip=ADDR[/PREFIX]        the engine's IPv4 address and subnet (with --backend=dpdk)\n"
+    "  --ip6=ADDR[/PREFIX]       the engine's IPv6 address and subnet (with --backend=dpdk)\n"
+    "  --gateway=ADDR            next hop for peers off the subnet (with --backend=dpdk)\n"
     "  --help                    this text\n"
     "\n"
     "SSLKEYLOGFILE, when set, names a file TLS secrets are appended to.\n"
@@ -123,6 +130,9 @@ struct Parser {
         options.gso = false;
       else
         return bad_value(flag, value, "on or off");
+    } else if (flag == "--max-udp-payload") {
+      if (!parse_count(value, 1200, 16383, n)) return bad_value(flag, value, "1200..16383");
+      options.max_udp_payload = n;
     } else if (flag == "--qlog-dir") {
       if (value.empty()) return bad_value(flag, value, "a directory");
       options.qlog_dir = value;
@@ -131,6 +141,25 @@ struct Parser {
       options.stats_seconds = static_cast<uint32_t>(n);
     } else if (flag == "--eal") {
       options.eal = value;
+    } else if (flag == "--ip" || flag == "--ip6") {
+      std::string reason;
+      auto prefix = parse_ip_prefix(value, reason);
+      if (!prefix)
+        return fail("dataplane: " + std::string(flag) + "=" + std::string(value) + ": " + reason);
+      const bool v6 = prefix->address.family == conn::AddressFamily::kIpv6;
+      if (v6 != (flag == "--ip6")) {
+        return bad_value(flag, value,
+                         v6 ? "an IPv4 address (IPv6 goes in --ip6)" : "an IPv6 address");
+      }
+      (v6 ? options.ip6 : options.ip) = *prefix;
+    } else if (flag == "--gateway") {
+      std::string reason;
+      auto prefix = parse_ip_prefix(value, reason);
+      if (!prefix || prefix->prefix_length != prefix->address.ip_length() * 8 ||
+          value.find('/') != std::string_view::npos) {
+        return bad_value(flag, value, "an IP address");
+      }
+      options.gateway = prefix->address;
     } else {
       return fail("dataplane: unknown flag " + std::string(flag) + " (see --help)");
     }
@@ -141,6 +170,30 @@ struct Parser {
 }  // namespace
 
 const char* server_usage() { return kUsage; }
+
+std::optional<IpPrefix> parse_ip_prefix(std::string_view text, std::string& error) {
+  const size_t slash = text.find('/');
+  const std::string address(text.substr(0, slash));
+  IpPrefix prefix;
+  in_addr v4;
+  in6_addr v6;
+  if (inet_pton(AF_INET, address.c_str(), &v4) == 1) {
+    prefix.address = address_from_ip(&v4, false, 0);
+  } else if (inet_pton(AF_INET6, address.c_str(), &v6) == 1) {
+    prefix.address = address_from_ip(&v6, true, 0);
+  } else {
+    error = "invalid CIDR: '" + address + "' is not an IP address";
+    return std::nullopt;
+  }
+  const uint64_t max = prefix.address.ip_length() * 8;
+  uint64_t length = max;
+  if (slash != std::string_view::npos && !parse_count(text.substr(slash + 1), 0, max, length)) {
+    error = "invalid CIDR: the prefix length must be 0.." + std::to_string(max);
+    return std::nullopt;
+  }
+  prefix.prefix_length = static_cast<uint8_t>(length);
+  return prefix;
+}
 
 std::optional<ServerOptions> parse_server_options(int argc, char** argv, std::string& error) {
   Parser parser{ServerOptions{}, error};
@@ -170,6 +223,11 @@ std::optional<ServerOptions> parse_server_options(int argc, char** argv, std::st
       return std::nullopt;
     }
     if (!parser.apply(flag, value)) return std::nullopt;
+  }
+  if (options.backend != Backend::kDpdk &&
+      (options.ip || options.ip6 || options.gateway || !options.eal.empty())) {
+    error = "dataplane: --ip, --ip6, --gateway and --eal apply to --backend=dpdk only";
+    return std::nullopt;
   }
   if (options.certificate_file.empty() != options.key_file.empty()) {
     error = "dataplane: --cert and --key go together";

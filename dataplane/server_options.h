@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "quic/conn/socket_address.h"
@@ -15,6 +16,16 @@ namespace dpquic::dataplane {
 
 enum class Backend : uint8_t { kUdp, kDpdk };
 enum class PollMode : uint8_t { kEpoll, kBusy };
+
+// ADDR/PREFIX (the port of `address` is unused).
+struct IpPrefix {
+  conn::SocketAddress address;
+  uint8_t prefix_length = 0;
+};
+
+// Parses "10.0.0.2/24", "fd00::2/64" or a bare address (a host prefix);
+// nullopt with `error` set otherwise.
+std::optional<IpPrefix> parse_ip_prefix(std::string_view text, std::string& error);
 
 struct ServerOptions {
   Backend backend = Backend::kUdp;
@@ -29,10 +40,18 @@ struct ServerOptions {
   recovery::CongestionControlAlgorithm congestion_control =
       recovery::CongestionControlAlgorithm::kCubic;
   bool gso = true;
+  // The largest UDP payload we send: the ceiling of PMTU discovery
+  // (datagrams start at 1452 and grow to what the path carries); 1452 turns
+  // discovery off. What we accept is always 65527: the sockets take any size.
+  size_t max_udp_payload = 16383;
   PollMode poll = PollMode::kEpoll;
   std::string qlog_dir;
   uint32_t stats_seconds = 0;  // 0: no stats lines
   std::string eal;
+  // DPDK backend addressing (the kernel owns addresses on the UDP backend).
+  std::optional<IpPrefix> ip;
+  std::optional<IpPrefix> ip6;
+  std::optional<conn::SocketAddress> gateway;
   bool help = false;
 };
 

@@ -41,6 +41,9 @@ Shard::Shard(const ShardConfig& config, crypto::TlsContext& tls) : config_(confi
     options.gso = config_.gso;
     sockets_.push_back(std::make_unique<UdpSocket>(options));
   }
+  if (config_.steering_ring_slots == 0 && config_.shard_count > 1) {
+    config_.steering_ring_slots = std::max<size_t>(16, 512 / (config_.shard_count - 1));
+  }
   for (size_t i = 0; i < config_.shard_count; ++i) {
     inbound_.push_back(
         i == config_.endpoint.core_id || config_.shard_count == 1
@@ -62,9 +65,13 @@ Shard::Shard(const ShardConfig& config, crypto::TlsContext& tls) : config_(confi
   epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, wake_fd_, &event);
 
   received_.resize(kReceiveBatch);
-  const size_t segment = config_.segment_size;
+  const size_t segment = config_.max_datagram_size;
+  if (segment < 1200 || segment > transmit::kMaxSegmentSize) {
+    throw std::runtime_error("shard: max_datagram_size must be 1200..16383");
+  }
   transmit_buffer_.resize(transmit::kMaxBurstDatagrams * segment);
   transmit_slices_.resize(transmit::kMaxBurstDatagrams);
+  sent_slices_.resize(transmit::kMaxBurstDatagrams);
   transmit::lend_gso_buffer(transmit_buffer_.data(), segment, transmit_slices_);
 }
 
@@ -193,8 +200,8 @@ UdpSocket* Shard::socket_for(const conn::SocketAddress& local) {
 bool Shard::transmit(Instant now) {
   transmit::BurstBuffers buffers;
   buffers.datagrams = transmit_slices_;
-  buffers.capacity = config_.segment_size;
-  buffers.segment_size = config_.segment_size;
+  buffers.capacity = config_.max_datagram_size;
+  buffers.segment_size = config_.max_datagram_size;
   buffers.mode = transmit::BurstMode::kGsoTrain;
   transmit::BurstDescriptor burst;
   conn::PathAddresses path;
@@ -208,6 +215,11 @@ bool Shard::transmit(Instant now) {
       send_drops_ += burst.datagram_count;
       continue;
     }
+    // The train is back to back at the segment size the connection used
+    // (its path MTU), not at the lent stride (burst.h).
+    for (size_t i = 0; i < burst.datagram_count; ++i) {
+      sent_slices_[i] = transmit::burst_datagram(buffers, burst, i);
+    }
     size_t sent = 0;
     for (int attempt = 0; attempt < 3 && sent < burst.datagram_count; ++attempt) {
       transmit::BurstDescriptor rest = burst;
@@ -215,7 +227,7 @@ bool Shard::transmit(Instant now) {
       std::copy(burst.lengths.begin() + sent, burst.lengths.begin() + burst.datagram_count,
                 rest.lengths.begin());
       const SendOutcome outcome =
-          socket->send(path, rest, std::span<uint8_t* const>(transmit_slices_).subspan(sent));
+          socket->send(path, rest, std::span<uint8_t* const>(sent_slices_).subspan(sent));
       sent += outcome.datagrams_sent;
       if (outcome.error == EAGAIN || outcome.error == EWOULDBLOCK) {
         socket->wait_writable(kWritableWaitMs);
@@ -224,7 +236,8 @@ bool Shard::transmit(Instant now) {
       }
     }
     // Unsent datagrams are lost to the network as far as QUIC knows: its
-    // recovery resends what they carried.
+    // recovery resends what they carried. EMSGSIZE (a PMTU probe above the
+    // interface MTU: the sockets never fragment) is just a lost probe.
     send_drops_ += burst.datagram_count - sent;
   }
   return any;

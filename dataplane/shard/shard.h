@@ -36,10 +36,18 @@ struct ShardConfig {
   bool reuse_port = true;
   bool gso = true;
   bool busy_poll = false;
-  // Datagram size the shard lends the burst builder (UDP payload).
-  size_t segment_size = 1452;
+  // Datagram buffers the shard lends the burst builder (UDP payload): the
+  // largest datagram a connection may build (the GSO buffer holds
+  // kMaxBurstDatagrams of them). Connections start at their
+  // base_datagram_size and grow up to this through PMTU discovery when their
+  // ConnectionConfig::max_datagram_size allows (the binaries set both to
+  // --max-udp-payload, 16383). With discovery off a connection sends what
+  // this and the peer allow: hence the safe default, today's 1452.
+  size_t max_datagram_size = 1452;
   // Steering ring slots per producer.
-  size_t steering_ring_slots = 256;
+  // 0: 512 in all per shard, split over its peers (at least 16 each), so a
+  // shard's inbound rings hold at most 512 datagrams of up to 16 KiB.
+  size_t steering_ring_slots = 0;
   // How long a graceful stop waits for connections to finish closing.
   Duration drain_timeout = 3 * kSecond;
 };
@@ -47,7 +55,9 @@ struct ShardConfig {
 // A datagram handed from the shard that received it to the one owning its
 // connection.
 struct SteeredDatagram {
-  static constexpr size_t kMaxBytes = 1500;
+  // The largest datagram any path may carry (the PMTU search ceiling):
+  // a client that rebinds keeps its large datagrams.
+  static constexpr size_t kMaxBytes = 16384;
   conn::PathAddresses path;
   transmit::EcnCodepoint ecn = transmit::EcnCodepoint::kNotEct;
   uint16_t length = 0;
@@ -118,6 +128,8 @@ class Shard {
   std::vector<ReceivedDatagram> received_;
   std::vector<uint8_t> transmit_buffer_;
   std::vector<uint8_t*> transmit_slices_;
+  // Where the datagrams of the last burst are: a train at its segment size.
+  std::vector<uint8_t*> sent_slices_;
   ShardCounters counters_;
   uint64_t handshakes_ = 0;
   uint64_t steered_out_ = 0, steered_in_ = 0, steering_drops_ = 0, send_drops_ = 0;

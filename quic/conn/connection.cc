@@ -66,6 +66,9 @@ void Connection::init_common(Instant now, const PathAddresses& path) {
   now_ = now;
   active_path_ = paths_.add_initial(path, role_ == wire::Role::kClient);
   burst_path_ = active_path_;
+  path_mtu_.reset(
+      std::max<size_t>(config_.base_datagram_size, wire::kMinInitialDatagramSize),
+      path.remote.family == AddressFamily::kIpv6 ? PathMtu::kIpv6Overhead : PathMtu::kIpv4Overhead);
   paths_.path(active_path_).has_peer_cid = true;  // sequence 0, from the handshake
   paths_.path(active_path_).peer_cid_sequence = 0;
   idle_timeout_ = config_.transport.max_idle_timeout_ms * kMillisecond;
@@ -310,6 +313,18 @@ bool Connection::apply_peer_parameters(Instant now) {
     enter_closing(now,
                   transport_error(TransportErrorCode::kVersionNegotiationError,
                                   "chosen version does not match"),
+                  false, 0);
+    return false;
+  }
+  // RFC 9368 §4: after acting on a Version Negotiation packet, the server's
+  // Available Versions must lead us to the version in use, as if the server
+  // had listed them in that packet; without them the downgrade cannot be
+  // ruled out.
+  if (role_ == wire::Role::kClient && version_negotiated_from_ != 0 &&
+      !confirms_negotiated_version(params)) {
+    enter_closing(now,
+                  transport_error(TransportErrorCode::kVersionNegotiationError,
+                                  "version negotiation not confirmed by the server"),
                   false, 0);
     return false;
   }
@@ -569,14 +584,38 @@ void Connection::handle_retry(Instant now, const wire::ParsedHeader& header,
   initial.crypto_in_flight.clear();
 }
 
+bool Connection::confirms_negotiated_version(const wire::TransportParameters& params) const {
+  if (!params.has(wire::TransportParameter::kVersionInformation)) return false;
+  const wire::VersionInformation& info = params.version_information;
+  for (const uint32_t candidate : config_.versions) {
+    if (!wire::is_supported_version(candidate)) continue;
+    for (size_t i = 0; i < info.available_version_count; ++i) {
+      if (info.available_versions[i] == candidate) return candidate == version_;
+    }
+  }
+  return false;
+}
+
 void Connection::handle_version_negotiation(Instant now, std::span<const uint8_t> packet) {
   now_ = now;
   // RFC 9000 §6.2: ignored once anything else came from the server, or if it
   // lists the version we use.
-  if (role_ != wire::Role::kClient || !peer_initial_scid_.empty() || retry_received_) return;
+  // RFC 9368 §4: ignored when this attempt already reacts to one.
+  if (role_ != wire::Role::kClient || !peer_initial_scid_.empty() || retry_received_ ||
+      version_negotiated_from_ != 0) {
+    return;
+  }
   wire::VersionNegotiationPacket parsed;
   if (wire::parse_version_negotiation(packet, parsed) != wire::WireError::kOk) return;
   if (parsed.versions.contains(version_)) return;
+  // Our most preferred version the server listed, for a new attempt (RFC
+  // 9368 §2.1); none: the attempt is abandoned (RFC 9000 §6.2).
+  for (const uint32_t candidate : config_.versions) {
+    if (wire::is_supported_version(candidate) && parsed.versions.contains(candidate)) {
+      version_after_negotiation_ = candidate;
+      break;
+    }
+  }
   close_reason_ = CloseReason::kVersionNegotiation;
   finish(CloseReason::kVersionNegotiation);
 }

@@ -35,6 +35,7 @@
 #include "quic/conn/flow_control.h"
 #include "quic/conn/id_index.h"
 #include "quic/conn/local_cids.h"
+#include "quic/conn/path_mtu.h"
 #include "quic/conn/path_validation.h"
 #include "quic/conn/peer_cids.h"
 #include "quic/conn/range_set.h"
@@ -207,12 +208,26 @@ class Connection final : public transmit::TransmitSource,
   const recovery::LossDetection& recovery() const { return loss_; }
   const recovery::CongestionController& congestion() const { return *cc_; }
   const EcnValidator& ecn() const { return ecn_; }
+  // PMTU discovery on the active path (RFC 8899; see path_mtu.h).
+  const PathMtu& path_mtu() const { return path_mtu_; }
   const wire::TransportParameters& peer_parameters() const { return peer_params_; }
   CloseReason close_reason() const { return close_reason_; }
   uint64_t close_error_code() const { return close_error_code_; }
   // The NEW_TOKEN the server issued in this connection (client side).
   bool received_new_token() const { return received_new_token_; }
   bool used_zero_rtt() const { return zero_rtt_accepted_; }
+  // Incompatible version negotiation (RFC 9368 §2.1, §4), client side. After
+  // a Version Negotiation packet closed this connection: the version a new
+  // attempt should use (our most preferred one the server listed), or 0.
+  uint32_t version_after_negotiation() const { return version_after_negotiation_; }
+  // Before start_client: this attempt reacts to a Version Negotiation packet
+  // answering an attempt in `first_version`. Further Version Negotiation
+  // packets are then ignored, and the server's version information must
+  // confirm we would have chosen the same version (downgrade prevention).
+  void follow_version_negotiation(uint32_t first_version) {
+    version_negotiated_from_ = first_version;
+  }
+  uint32_t version_negotiated_from() const { return version_negotiated_from_; }
   // The CID a client uses as the first DCID (for tests and logging).
   const wire::ConnectionId& original_dcid() const { return original_dcid_; }
   size_t open_stream_count() const { return stream_count_; }
@@ -247,12 +262,15 @@ class Connection final : public transmit::TransmitSource,
     size_t probes_in_burst = 0;
     // Packets sent since the last ack-eliciting one (see write_frames).
     uint32_t ack_only_run = 0;
+    // Packets until a packet number is skipped (1-RTT; 0: draw an interval).
+    uint32_t packets_until_skip = 0;
   };
   struct PendingPacket {  // between write_frames and on_packet_sent
     uint32_t frames = 0;
     bool ack_written = false;
     bool probe = false;
     bool path_challenge = false;
+    bool mtu_probe = false;
   };
 
   // connection.cc: set-up, TLS, transport parameters, events.
@@ -307,6 +325,20 @@ class Connection final : public transmit::TransmitSource,
   // address); false (nothing changes) without a CID for that path.
   bool move_to_own_path(Instant now, const PathAddresses& addresses);
   void set_active_path(uint32_t id);
+  // PMTU discovery: the probe size to send now (0: none), and the burst
+  // carrying it (PING and PADDING alone in one datagram, RFC 9000 §14.4).
+  size_t mtu_probe_due(Instant now, uint64_t cwnd, uint64_t in_flight) const;
+  transmit::BurstStatus send_mtu_probe(Instant now, transmit::BurstBuilder& builder,
+                                       const transmit::BurstBuffers& lent, size_t size,
+                                       transmit::BurstDescriptor& out);
+  // Runs `builder` once with the per-burst state reset around it, then
+  // accounts the bytes sent on params.path_id (a sealing failure closes).
+  transmit::BurstStatus build_burst(Instant now, transmit::BurstBuilder& builder,
+                                    const transmit::BurstBuffers& buffers,
+                                    const transmit::BurstParams& params,
+                                    transmit::BurstDescriptor& out);
+  // RFC 9368 §4 downgrade check after acting on Version Negotiation.
+  bool confirms_negotiated_version(const wire::TransportParameters& params) const;
   // Drops path `id` (never the active one), retiring its CID unless another
   // path uses it.
   void abandon_path(uint32_t id);
@@ -404,6 +436,8 @@ class Connection final : public transmit::TransmitSource,
   wire::ConnectionId peer_initial_scid_;  // the SCID of the peer's first Initial
   std::optional<wire::ConnectionId> retry_scid_;
   bool retry_received_ = false;
+  uint32_t version_after_negotiation_ = 0;
+  uint32_t version_negotiated_from_ = 0;
   LocalConnectionIds local_cids_;
   PeerConnectionIds peer_cids_;
 
@@ -414,6 +448,10 @@ class Connection final : public transmit::TransmitSource,
   // This burst may carry only path validation frames: the congestion window
   // is full, but validation must not wait for it (RFC 9000 §9.4).
   bool path_frames_only_ = false;
+  // PMTU discovery of the active path; restarts at the base on a new one.
+  PathMtu path_mtu_;
+  // Non-zero while building a PMTU probe burst: the probe's size.
+  size_t mtu_probe_size_ = 0;
   bool peer_address_validated_ = false;  // server: the client's address
   uint64_t largest_non_probing_pn_ = 0;
 

@@ -50,6 +50,14 @@ struct ConnectionConfig {
   SocketAddress preferred_address_v6;
   // Bytes of CRYPTO data buffered out of order per encryption level.
   size_t max_crypto_buffer = 64 * 1024;
+  // Datagram Packetization Layer PMTU Discovery (RFC 8899, RFC 9000 §14.3):
+  // UDP payload sizes. Datagrams start at the base (never above what the
+  // caller lends or the peer accepts); probes search up to
+  // min(max_datagram_size, the peer's max_udp_payload_size, the lent
+  // capacity). max_datagram_size <= base_datagram_size turns probing off
+  // (then datagrams are as large as the caller lends and the peer accepts).
+  size_t base_datagram_size = 1452;
+  size_t max_datagram_size = 1452;
 };
 
 // Client-side store of NEW_TOKEN tokens, by server name (RFC 9000 §8.1.3).

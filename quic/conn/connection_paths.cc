@@ -65,8 +65,15 @@ bool Connection::move_to_own_path(Instant now, const PathAddresses& addresses) {
 
 void Connection::set_active_path(uint32_t id) {
   if (paths_.exists(active_path_)) paths_.path(active_path_).in_use = false;
+  const bool moved = id != active_path_;
   active_path_ = id;
   PathState& path = paths_.path(id);
+  if (moved) {
+    // A new path's MTU is unknown: back to the base (RFC 8899 §5.2).
+    path_mtu_.reset(path_mtu_.base(), path.addresses.remote.family == AddressFamily::kIpv6
+                                          ? PathMtu::kIpv6Overhead
+                                          : PathMtu::kIpv4Overhead);
+  }
   path.in_use = true;
   if (path.has_peer_cid) (void)peer_cids_.set_active(path.peer_cid_sequence);
 }

@@ -33,9 +33,11 @@ void Connection::on_packet_acked(PacketNumberSpace space_id, uint64_t packet_num
                                  const recovery::SentPacket& packet) {
   ++acked_in_frame_;
   if (ecn_marked_[static_cast<size_t>(space_id)].contains(packet_number)) ++ecn_marked_in_frame_;
-  if (space_id == PacketNumberSpace::kApplication && first_packet_in_phase_ &&
-      packet_number >= *first_packet_in_phase_) {
-    current_phase_acked_ = true;
+  if (space_id == PacketNumberSpace::kApplication) {
+    if (first_packet_in_phase_ && packet_number >= *first_packet_in_phase_) {
+      current_phase_acked_ = true;
+    }
+    path_mtu_.on_packet_acked(packet_number, packet.size);
   }
   sent_frames_.consume(packet.frames,
                        [&](const SentFrame& frame) { on_frame_acked(space_id, frame); });
@@ -54,6 +56,9 @@ void Connection::on_packet_lost(PacketNumberSpace space_id, uint64_t packet_numb
   if (abandoning_packets_) {
     sent_frames_.consume(packet.frames, [](const SentFrame&) {});
     return;
+  }
+  if (space_id == PacketNumberSpace::kApplication) {
+    path_mtu_.on_packet_lost(now_, packet_number, packet.size);
   }
   sent_frames_.consume(packet.frames,
                        [&](const SentFrame& frame) { on_frame_lost(space_id, frame); });
@@ -167,8 +172,8 @@ Instant Connection::next_timeout() const {
     return close_deadline_;
   }
   const Instant loss_timer = probes_unsent() ? kNever : loss_.timer();
-  Instant deadline = std::min(
-      {idle_deadline_, handshake_deadline_, loss_timer, pacing_deadline_, paths_.next_deadline()});
+  Instant deadline = std::min({idle_deadline_, handshake_deadline_, loss_timer, pacing_deadline_,
+                               paths_.next_deadline(), path_mtu_.next_deadline()});
   for (const Space& sp : spaces_) {
     if (!sp.discarded) deadline = std::min(deadline, sp.acks.ack_deadline());
   }
@@ -198,8 +203,11 @@ void Connection::handle_timeout(Instant now) {
   // long past (e.g. the 1-RTT space's when the handshake spaces are
   // discarded): without this guard it would fire again and again at the
   // same instant, multiplying the backoff while a single probe goes out.
+  if (path_mtu_.next_deadline() <= now) path_mtu_.on_timeout(now);
   if (loss_.timer() <= now && !probes_unsent()) {
+    const uint32_t ptos = loss_.pto_count();
     loss_.on_timeout(now, *this);
+    if (loss_.pto_count() > ptos) path_mtu_.on_pto(now);  // black-hole evidence
     if (tracer_) trace_metrics(now);
     // A probe of the handshake spaces carries the unacknowledged CRYPTO data
     // again rather than a bare PING, so a lost flight is repaired in one PTO.

@@ -27,6 +27,11 @@ bool encode(wire::ByteWriter& writer, const wire::Frame& frame) {
 
 // ACK-only packets in a row after which the next one carries a PING.
 constexpr uint32_t kMaxAckOnlyRun = 20;
+// One 1-RTT packet number in every kMinSkipInterval to kMinSkipInterval +
+// kSkipIntervalSpread - 1 is skipped (optimistic-ACK detection): rare
+// enough that the peer's extra ACK ranges and immediate ACKs cost nothing.
+constexpr uint32_t kMinSkipInterval = 128;
+constexpr uint32_t kSkipIntervalSpread = 256;
 
 // A 1-RTT packet with one PATH_CHALLENGE or PATH_RESPONSE, without its DCID:
 // first byte, a 4-byte packet number at most, the 9-byte frame, AEAD tag.
@@ -86,6 +91,30 @@ transmit::BurstStatus Connection::poll_transmit(Instant now, transmit::BurstBuil
   if (peer_max >= wire::kMinInitialDatagramSize && peer_max < lent.segment_size) {
     lent.segment_size = static_cast<size_t>(peer_max);
   }
+  // PMTU discovery (RFC 8899): probes up to what the peer accepts, we allow
+  // and the caller can hold; data at the path's confirmed size.
+  size_t ceiling = std::min({config_.max_datagram_size, lent.capacity, transmit::kMaxSegmentSize});
+  if (peer_max >= wire::kMinInitialDatagramSize) {
+    ceiling = static_cast<size_t>(std::min<uint64_t>(ceiling, peer_max));
+  }
+  path_mtu_.set_ceiling(ceiling);
+  const uint64_t cwnd = cc_->congestion_window();
+  // A probe in flight holds its share of the window (RFC 9000 §14.4) though
+  // loss detection does not count it (its loss is no congestion signal).
+  const uint64_t in_flight = loss_.bytes_in_flight() + path_mtu_.probe_size();
+  if (path_mtu_.enabled() && burst_path_ == active_path_) {
+    // At most a quarter of the window per datagram, not below the base:
+    // ack-eliciting data waits for a full segment of window (burst_builder.h),
+    // so a datagram larger than the window would never leave.
+    const size_t size =
+        std::min<size_t>(path_mtu_.current(), std::max<uint64_t>(path_mtu_.base(), cwnd / 4));
+    lent.segment_size = std::min(lent.segment_size, size);
+  } else if (path_mtu_.enabled()) {
+    lent.segment_size = std::min(lent.segment_size, path_mtu_.base());
+  }
+  if (const size_t probe = mtu_probe_due(now, cwnd, in_flight); probe != 0) {
+    return send_mtu_probe(now, builder, lent, probe, out);
+  }
 
   transmit::BurstParams params;
   params.path_id = burst_path_;
@@ -97,8 +126,6 @@ transmit::BurstStatus Connection::poll_transmit(Instant now, transmit::BurstBuil
   // to the server's address, which it trusts.
   params.amplification_budget =
       role_ == wire::Role::kServer ? paths_.amplification_budget(burst_path_) : UINT64_MAX;
-  const uint64_t cwnd = cc_->congestion_window();
-  const uint64_t in_flight = loss_.bytes_in_flight();
   params.congestion_budget = cwnd > in_flight ? cwnd - in_flight : 0;
   bool probing = false;
   for (int s = 0; s < wire::kPacketNumberSpaceCount; ++s) {
@@ -134,14 +161,32 @@ transmit::BurstStatus Connection::poll_transmit(Instant now, transmit::BurstBuil
   }
   params.max_datagrams = std::min(allowed, lent.datagrams.size());
 
+  const transmit::BurstStatus status = build_burst(now, builder, lent, params, out);
+  if (status == transmit::BurstStatus::kSealFailed) return status;
+  // Only the active path's limit holds probes back: another path at its
+  // limit must not stop loss recovery on the active one.
+  if (role_ == wire::Role::kServer && burst_path_ == active_path_ &&
+      !paths_.path(burst_path_).validated &&
+      paths_.amplification_budget(burst_path_) < wire::kMinInitialDatagramSize) {
+    loss_.set_amplification_blocked(now, true);
+  }
+  return status;
+}
+
+transmit::BurstStatus Connection::build_burst(Instant now, transmit::BurstBuilder& builder,
+                                              const transmit::BurstBuffers& buffers,
+                                              const transmit::BurstParams& params,
+                                              transmit::BurstDescriptor& out) {
   pending_count_ = 0;
   pending_sent_ = 0;
   for (Space& sp : spaces_) {
     sp.ack_in_burst = false;
     sp.probes_in_burst = 0;
   }
-  const transmit::BurstStatus status = builder.build(*this, lent, params, out);
+  const transmit::BurstStatus status = builder.build(*this, buffers, params, out);
+  // These shaped this one burst only.
   path_frames_only_ = false;
+  mtu_probe_size_ = 0;
   pending_count_ = 0;
   pending_sent_ = 0;
   if (status == transmit::BurstStatus::kSealFailed) {
@@ -152,17 +197,10 @@ transmit::BurstStatus Connection::poll_transmit(Instant now, transmit::BurstBuil
   const uint64_t total = out.total_bytes();
   if (total != 0) {
     pacer_.on_datagram_sent(total);
-    paths_.path(burst_path_).bytes_sent += total;
+    paths_.path(params.path_id).bytes_sent += total;
     stats_.bytes_sent += total;
     if (state_ == ConnectionState::kClosing) close_frame_pending_ = close_levels_pending_ != 0;
     if (tracer_) trace_metrics(now);
-  }
-  // Only the active path's limit holds probes back: another path at its
-  // limit must not stop loss recovery on the active one.
-  if (role_ == wire::Role::kServer && burst_path_ == active_path_ &&
-      !paths_.path(burst_path_).validated &&
-      paths_.amplification_budget(burst_path_) < wire::kMinInitialDatagramSize) {
-    loss_.set_amplification_blocked(now, true);
   }
   return status;
 }
@@ -178,7 +216,9 @@ bool Connection::next_packet(EncryptionLevel level, const transmit::SendAllowanc
       keys_.write_keys(EncryptionLevel::kApplication) != nullptr) {
     return false;  // 1-RTT keys supersede 0-RTT
   }
-  if (state_ == ConnectionState::kClosing) {
+  if (mtu_probe_size_ != 0) {
+    if (level != EncryptionLevel::kApplication) return false;  // a probe is 1-RTT alone
+  } else if (state_ == ConnectionState::kClosing) {
     // CONNECTION_CLOSE at each level queue_close_frames() chose.
     if ((close_levels_pending_ & (1u << static_cast<unsigned>(level))) == 0) return false;
   } else if (!level_wants_to_send(level, allowance.ack_eliciting)) {
@@ -257,7 +297,18 @@ transmit::PacketContents Connection::write_frames(EncryptionLevel level,
   sent_frames_.begin_packet();
   PendingPacket pending;
 
-  if (state_ == ConnectionState::kClosing) {
+  if (mtu_probe_size_ != 0) {
+    // A PMTU probe: PING, padded by the builder to exactly the probe size
+    // (RFC 9000 §14.4); nothing else, so its loss costs no data.
+    wire::Frame ping;
+    ping.type = wire::FrameType::kPing;
+    if (encode(frames, ping)) {
+      contents.ack_eliciting = true;
+      contents.in_flight = true;
+      contents.pad_to_segment = true;
+      pending.mtu_probe = true;
+    }
+  } else if (state_ == ConnectionState::kClosing) {
     if (write_close_frame(level, frames)) {
       contents.connection_close = true;
       close_levels_pending_ &= static_cast<uint8_t>(~(1u << static_cast<unsigned>(level)));
@@ -351,6 +402,18 @@ transmit::PacketContents Connection::write_frames(EncryptionLevel level,
   pending.frames = sent_frames_.end_packet();
   pending_[pending_count_++] = pending;
   ++sp.next_packet_number;
+  // RFC 9000 §21.4: a 1-RTT packet number skipped now and then exposes a peer
+  // acknowledging packets it never received (an optimistic ACK, to inflate
+  // our congestion window): recovery takes an ACK of a skipped number for
+  // PROTOCOL_VIOLATION (recovery/sent_packets.h).
+  if (level == EncryptionLevel::kApplication) {
+    if (sp.packets_until_skip == 0) {
+      sp.packets_until_skip =
+          kMinSkipInterval + static_cast<uint32_t>(core_.random->next_u64() % kSkipIntervalSpread);
+    } else if (--sp.packets_until_skip == 0) {
+      ++sp.next_packet_number;
+    }
+  }
   return contents;
 }
 
@@ -592,6 +655,14 @@ void Connection::on_packet_sent(const transmit::SentPacketInfo& info) {
   record.size = static_cast<uint16_t>(info.size);
   record.ack_eliciting = info.ack_eliciting;
   record.in_flight = info.in_flight;
+  if (pending.mtu_probe) {
+    // A PMTU probe stays out of loss detection's accounting: its loss is no
+    // congestion signal and does not count toward persistent congestion
+    // (RFC 9000 §14.4, RFC 8899 §3 item 7), and it arms no PTO; PathMtu
+    // times it out itself. poll_transmit counts it against the window.
+    record.ack_eliciting = false;
+    record.in_flight = false;
+  }
   if (!loss_.on_packet_sent(now_, space_id, info.packet_number, record)) {
     if (sp.discarded) {
       // Sent after its keys were dropped in this burst: nothing to track.
@@ -605,6 +676,10 @@ void Connection::on_packet_sent(const transmit::SentPacketInfo& info) {
         transport_error(wire::TransportErrorCode::kInternalError, "too many packets in flight"),
         false, 0);
     return;
+  }
+  if (pending.mtu_probe) {
+    path_mtu_.on_probe_sent(now_, info.packet_number, mtu_probe_size_,
+                            loss_.pto_duration(PacketNumberSpace::kApplication));
   }
   if (pending.ack_written) (void)sp.acks.on_ack_sent(now_);
   sp.ack_only_run = info.ack_eliciting ? 0 : sp.ack_only_run + 1;

@@ -175,6 +175,11 @@ void PathTable::on_challenge_sent(uint32_t id) {
 
 void PathTable::on_challenge_lost(uint32_t id) {
   if (!exists(id) || !validating(id) || paths_[id].challenge_pending) return;
+  // At most kChallengeHistory challenges per validation, all answerable: on
+  // a busy path loss is declared about once per RTT, and resending each
+  // time would flood an address that may be dead (after NAT rebinding the
+  // old one is re-validated) far faster than Initials are sent (§8.2.1).
+  if (old_challenge_count_[id] + size_t{1} >= kChallengeHistory) return;
   new_challenge(id);
 }
 

@@ -103,7 +103,8 @@ class PathTable {
   bool write_path_challenge(uint32_t id, wire::ByteWriter& writer);
   void on_challenge_sent(uint32_t id);
   // The packet with the challenge was lost: send again, with fresh data,
-  // while the validation is still open.
+  // while the validation is still open and fewer than kChallengeHistory
+  // challenges went out for it (then wait for a response or the deadline).
   void on_challenge_lost(uint32_t id);
 
   // PATH_RESPONSE received (on any path, §8.2.3): the path whose open

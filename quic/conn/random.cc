@@ -14,9 +14,27 @@ RandomSource::RandomSource() { refill(); }
 RandomSource::~RandomSource() { OPENSSL_cleanse(batch_.data(), batch_.size()); }
 
 void RandomSource::refill() {
+  position_ = 0;
+  if (fixed_seed_) [[unlikely]] {
+    for (size_t i = 0; i < kBatchSize; i += 8) {
+      // splitmix64: reproducible, not secret.
+      uint64_t z = (seed_state_ += 0x9e3779b97f4a7c15ull);
+      z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+      z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+      z ^= z >> 31;
+      std::memcpy(batch_.data() + i, &z, 8);
+    }
+    return;
+  }
   // BoringSSL's RAND_bytes aborts the process rather than fail.
   RAND_bytes(batch_.data(), batch_.size());
-  position_ = 0;
+}
+
+void RandomSource::use_fixed_seed(uint64_t seed) {
+  fixed_seed_ = true;
+  seed_state_ = seed;
+  OPENSSL_cleanse(batch_.data(), batch_.size());
+  position_ = kBatchSize;
 }
 
 void RandomSource::fill(std::span<uint8_t> out) {

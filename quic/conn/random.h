@@ -24,11 +24,19 @@ class RandomSource {
   void fill(std::span<uint8_t> out);
   uint64_t next_u64();
 
+  // Fuzz targets and tests only: from now on the bytes come from a
+  // generator with this fixed seed (splitmix64), not from BoringSSL, so
+  // connection IDs and the like repeat from run to run. Drops what is left
+  // of the current batch. Production never calls it.
+  void use_fixed_seed(uint64_t seed);
+
  private:
   void refill();
 
   std::array<uint8_t, kBatchSize> batch_;
   size_t position_ = kBatchSize;  // next unused byte; kBatchSize: empty
+  bool fixed_seed_ = false;
+  uint64_t seed_state_ = 0;
 };
 
 // One unbuffered draw straight from BoringSSL, for code without a

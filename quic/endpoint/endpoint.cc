@@ -244,7 +244,8 @@ bool Endpoint::poll_event(EndpointEvent& event) {
 // --- Application --------------------------------------------------------------------------------
 
 std::optional<ConnectionHandle> Endpoint::connect(Instant now, const conn::PathAddresses& path,
-                                                  std::string_view server_name, uint32_t version) {
+                                                  std::string_view server_name, uint32_t version,
+                                                  uint32_t negotiated_from) {
   if (config_.role != wire::Role::kClient) return std::nullopt;
   const auto handle = take_slot();
   if (!handle) return std::nullopt;
@@ -255,6 +256,7 @@ std::optional<ConnectionHandle> Endpoint::connect(Instant now, const conn::PathA
   ++connection_count_;
   ++half_open_count_;
   slot.established = false;
+  if (negotiated_from != 0) slot.connection->follow_version_negotiation(negotiated_from);
   (void)slot.connection->start_client(now, path, server_name, version);
   after_call(*handle);
   return handle;

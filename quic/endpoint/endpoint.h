@@ -116,10 +116,14 @@ class Endpoint {
   bool poll_event(EndpointEvent& event);
 
   // --- Application -----------------------------------------------------------------
-  // Client: opens a connection; nullopt when the pool is full.
+  // Client: opens a connection; nullopt when the pool is full. A nonzero
+  // `negotiated_from`: this attempt reacts to a Version Negotiation packet
+  // that answered an attempt in that version (see
+  // Connection::version_after_negotiation, RFC 9368 §4).
   std::optional<ConnectionHandle> connect(Instant now, const conn::PathAddresses& path,
                                           std::string_view server_name,
-                                          uint32_t version = 0x00000001);
+                                          uint32_t version = 0x00000001,
+                                          uint32_t negotiated_from = 0);
   // The connection behind a handle (null once freed). After calling it
   // directly, call wake(handle) so the endpoint polls it again.
   conn::Connection* connection(ConnectionHandle handle);

@@ -2,10 +2,14 @@
 // The buffers a caller lends to one burst, and the descriptor it gets back.
 //
 // One shape serves both backends:
-// - kernel UDP with GSO: one buffer cut into N consecutive slices of the
-//   segment size S (lend_gso_buffer); the datagrams come back back to back,
-//   every one but the last exactly S bytes, so the whole train goes to one
-//   sendmsg with UDP_SEGMENT = S and total length total_bytes().
+// - kernel UDP with GSO: one contiguous buffer of N * capacity bytes, lent as
+//   N consecutive slices (lend_gso_buffer). The builder lays the train out
+//   back to back from the start of the buffer at the burst's segment size S
+//   (which the connection may lower below the lent one: the path's PMTU, the
+//   peer's limit), every datagram but the last exactly S bytes, so the whole
+//   train goes to one sendmsg with UDP_SEGMENT = S and total length
+//   total_bytes(). Datagram i is then at buffer + i * S (burst_datagram()),
+//   not necessarily at slice i.
 // - DPDK: N mbuf data areas (after the Ethernet/IP/UDP headroom); each
 //   datagram is one mbuf of lengths[i] bytes; no uniformity is needed.
 
@@ -36,7 +40,10 @@ enum class EcnCodepoint : uint8_t { kNotEct = 0b00, kEct1 = 0b01, kEct0 = 0b10, 
 
 // Lent by the caller for one build() call.
 struct BurstBuffers {
-  // Up to kMaxBurstDatagrams datagram buffers of `capacity` bytes each.
+  // Up to kMaxBurstDatagrams datagram buffers of `capacity` bytes each. In
+  // kGsoTrain mode they must be one contiguous region, datagrams[i] ==
+  // datagrams[0] + i * capacity (as lend_gso_buffer cuts it): the builder
+  // writes the train from datagrams[0] at the segment size it uses.
   std::span<uint8_t* const> datagrams;
   size_t capacity = 0;
   // S: the largest datagram to build (the path's maximum UDP payload), at
@@ -45,10 +52,12 @@ struct BurstBuffers {
   BurstMode mode = BurstMode::kGsoTrain;
 };
 
-// What was built: datagram i is datagrams[i][0, lengths[i]).
+// What was built: datagram i is burst_datagram(buffers, *this, i)[0,
+// lengths[i]): datagrams[i] for kIndependent bursts, datagrams[0] + i *
+// segment_size for a kGsoTrain.
 struct BurstDescriptor {
   size_t datagram_count = 0;
-  size_t segment_size = 0;  // S as lent; the GSO segment size for a train
+  size_t segment_size = 0;  // S as built (<= as lent); the GSO segment size for a train
   std::array<uint16_t, kMaxBurstDatagrams> lengths{};
   EcnCodepoint ecn = EcnCodepoint::kNotEct;
   uint32_t path_id = 0;  // the connection's path the burst is for
@@ -59,6 +68,12 @@ struct BurstDescriptor {
     return total;
   }
 };
+
+// Where datagram `i` of `built` starts, in the buffers lent for it.
+inline uint8_t* burst_datagram(const BurstBuffers& lent, const BurstDescriptor& built, size_t i) {
+  return lent.mode == BurstMode::kGsoTrain ? lent.datagrams[0] + i * built.segment_size
+                                           : lent.datagrams[i];
+}
 
 // Cuts `buffer` (at least slices.size() * segment_size bytes) into
 // consecutive slices for a GSO train.

@@ -21,13 +21,13 @@ void BurstBuilder::open_datagram(const BurstBuffers& buffers, uint64_t amplifica
                                  size_t index) {
   const size_t capacity =
       static_cast<size_t>(std::min<uint64_t>(buffers.segment_size, amplification));
-  datagrams_[index] = Datagram{buffers.datagrams[index],
-                               buffers.datagrams[index] != nullptr ? capacity : 0,
-                               0,
-                               0,
-                               packet_count_,
-                               0,
-                               false};
+  // A train is laid out back to back at the segment size actually used,
+  // which may be below the stride the caller lent (see burst.h).
+  uint8_t* const buffer = buffers.mode == BurstMode::kGsoTrain
+                              ? buffers.datagrams[0] + index * buffers.segment_size
+                              : buffers.datagrams[index];
+  const bool lent = buffer != nullptr && buffers.datagrams[index] != nullptr;
+  datagrams_[index] = Datagram{buffer, lent ? capacity : 0, 0, 0, packet_count_, 0, false};
 }
 
 BurstBuilder::Attempt BurstBuilder::try_packet(TransmitSource& source, EncryptionLevel level,
@@ -94,6 +94,7 @@ BurstBuilder::Attempt BurstBuilder::try_packet(TransmitSource& source, Encryptio
     datagram.min_size =
         std::max(datagram.min_size, std::min(wire::kMinInitialDatagramSize, datagram.capacity));
   }
+  if (contents.pad_to_segment) datagram.min_size = datagram.capacity;
   if (contents.connection_close) closed_ = true;
   datagram.ended = contents.connection_close || !header.long_header;
   return Attempt::kBuilt;

@@ -67,6 +67,9 @@ struct PacketContents {
   // The datagram must reach 1200 bytes: a client's Initial, or a server's
   // ack-eliciting Initial (RFC 9000 §14.1). The source decides.
   bool needs_initial_padding = false;
+  // The datagram must be padded to its full size (the segment size): a PMTU
+  // probe (RFC 9000 §14.4), which the source sends alone in its burst.
+  bool pad_to_segment = false;
   // A CONNECTION_CLOSE frame, written last: nothing follows it, in this
   // packet, this datagram or this burst.
   bool connection_close = false;

@@ -46,10 +46,20 @@ expect_error "expected on or off" --gso=maybe
 expect_error "--stats=x" --stats=x
 expect_error "--cert and --key go together" --cert=/nonexistent.pem
 expect_error "needs a value" --listen
+expect_error "invalid CIDR" --backend=dpdk --ip=10.0.0.2/33
+expect_error "invalid CIDR" --backend=dpdk --ip=10.0.0.300/24
+expect_error "invalid CIDR" --backend=dpdk --ip6=fd00::2/129
+expect_error "IPv6 goes in --ip6" --backend=dpdk --ip=fd00::2/64
+expect_error "expected an IP address" --backend=dpdk --gateway=10.0.0.1/24
+expect_error "apply to --backend=dpdk only" --ip=10.0.0.2/24
 expect_error "not a directory" --listen=127.0.0.1:$port --root="$work/missing"
 expect_error "not a directory" --listen=127.0.0.1:$port --qlog-dir="$work/missing"
 expect_error "/nonexistent/cert.pem" --listen=127.0.0.1:$port --cert=/nonexistent/cert.pem \
   --key=/nonexistent/key.pem
+
+# A certificate file that holds no certificate.
+echo "not a certificate" >"$work/junk.pem"
+expect_error "junk.pem" --listen=127.0.0.1:$port --cert="$work/junk.pem" --key="$work/junk.pem"
 
 # A key that does not match the certificate.
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 -subj /CN=a \

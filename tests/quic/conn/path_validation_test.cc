@@ -158,18 +158,33 @@ TEST_F(PathTableTest, LostChallengeResentWithFreshData) {
   EXPECT_FALSE(paths_.challenge_due(id));
 }
 
-TEST_F(PathTableTest, ChallengeHistoryIsBounded) {
+TEST_F(PathTableTest, LostChallengesAreResentAtMostUpToTheHistoryAndStayAnswerable) {
   const uint32_t id = paths_.add_and_validate(addresses(2, 6000), 0, kSecond);
   std::vector<Data> sent;
-  for (int i = 0; i < 5; ++i) {
+  for (size_t i = 0; i < PathTable::kChallengeHistory; ++i) {
+    ASSERT_TRUE(paths_.challenge_due(id));
     sent.push_back(written_challenge(paths_, id));
     paths_.on_challenge_sent(id);
     paths_.on_challenge_lost(id);
   }
-  // Only the latest kChallengeHistory payloads (current included) count.
-  EXPECT_EQ(paths_.on_path_response(sent[0]), std::nullopt);
-  EXPECT_EQ(paths_.on_path_response(sent[2]), std::nullopt);
-  EXPECT_EQ(paths_.on_path_response(sent[3]), std::optional<uint32_t>(id));
+  // The third loss re-arms nothing: a dead address is not flooded.
+  EXPECT_FALSE(paths_.challenge_due(id));
+  EXPECT_NE(sent[0], sent[1]);
+  EXPECT_NE(sent[1], sent[2]);
+  // Every challenge sent is still answerable, the first one included.
+  EXPECT_EQ(paths_.on_path_response(sent[0]), std::optional<uint32_t>(id));
+}
+
+TEST_F(PathTableTest, ANewValidationMaySendChallengesAgain) {
+  const uint32_t id = paths_.add_and_validate(addresses(2, 6000), 0, kSecond);
+  for (size_t i = 0; i < PathTable::kChallengeHistory; ++i) {
+    written_challenge(paths_, id);
+    paths_.on_challenge_sent(id);
+    paths_.on_challenge_lost(id);
+  }
+  ASSERT_FALSE(paths_.challenge_due(id));
+  paths_.start_validation(id, 10 * kSecond, kSecond);
+  EXPECT_TRUE(paths_.challenge_due(id));
 }
 
 TEST_F(PathTableTest, ResponseValidatesWhicheverPathItArrivesOn) {

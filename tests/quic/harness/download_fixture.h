@@ -24,6 +24,10 @@ class DownloadFixture : public ::testing::Test {
     options.server_address = server;
     options.server_to_client.bandwidth_bps = 40'000'000;
     options.server_to_client.queue_bytes = 256 * 1024;
+    start_download(options, bytes);
+  }
+  // The same on exactly the links and addresses `options` name.
+  void start_download(const PairOptions& options, uint64_t bytes) {
     download_bytes_ = bytes;
     pair_ = std::make_unique<QuicPair>(options);
     server_app_ = std::make_unique<PerfServer>(*pair_->server);

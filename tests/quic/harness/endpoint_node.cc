@@ -2,9 +2,11 @@
 
 namespace dpquic::harness {
 
-EndpointNode::EndpointNode(endpoint::Endpoint& endpoint, size_t segment_size, size_t burst)
+EndpointNode::EndpointNode(endpoint::Endpoint& endpoint, size_t segment_size, size_t burst,
+                           transmit::BurstMode mode)
     : endpoint_(endpoint),
       segment_size_(segment_size),
+      mode_(mode),
       storage_(segment_size * burst),
       slices_(burst) {
   for (size_t i = 0; i < burst; ++i) slices_[i] = storage_.data() + i * segment_size;
@@ -29,14 +31,14 @@ void EndpointNode::poll_transmit(Instant now, Sink& sink) {
   buffers.datagrams = slices_;
   buffers.capacity = segment_size_;
   buffers.segment_size = segment_size_;
-  buffers.mode = transmit::BurstMode::kIndependent;
+  buffers.mode = mode_;
   transmit::BurstDescriptor out;
   PathAddresses path;
   // Bounded: a connection sends at most its window before waiting for ACKs.
   for (int bursts = 0; bursts < 4096 && endpoint_.poll_transmit(now, buffers, out, path);
        ++bursts) {
     for (size_t i = 0; i < out.datagram_count; ++i) {
-      sink.send(path, out.ecn, {slices_[i], out.lengths[i]});
+      sink.send(path, out.ecn, {transmit::burst_datagram(buffers, out, i), out.lengths[i]});
       ++datagrams_sent_;
       bytes_sent_ += out.lengths[i];
     }

@@ -16,9 +16,11 @@ namespace dpquic::harness {
 
 class EndpointNode final : public Node {
  public:
-  // `segment_size`: the largest datagram; `burst`: datagrams per burst.
-  explicit EndpointNode(endpoint::Endpoint& endpoint, size_t segment_size = 1472,
-                        size_t burst = 16);
+  // `segment_size`: the largest datagram; `burst`: datagrams per burst;
+  // `mode`: kGsoTrain lends one contiguous buffer, as the kernel-UDP shard
+  // does (the train comes back at the segment size the connection used).
+  explicit EndpointNode(endpoint::Endpoint& endpoint, size_t segment_size = 1472, size_t burst = 16,
+                        transmit::BurstMode mode = transmit::BurstMode::kIndependent);
 
   // Runs after each datagram and timeout, before transmitting: the place for
   // the application to read events and write data.
@@ -39,6 +41,7 @@ class EndpointNode final : public Node {
  private:
   endpoint::Endpoint& endpoint_;
   size_t segment_size_;
+  transmit::BurstMode mode_;
   std::vector<uint8_t> storage_;
   std::vector<uint8_t*> slices_;
   std::function<void(Instant)> application_;

@@ -7,15 +7,6 @@
 namespace dpquic::harness {
 namespace {
 
-uint64_t splitmix64(uint64_t& state) {
-  uint64_t z = (state += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-
-uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
-
 // Distinct streams per impairment kind (arbitrary odd constants).
 constexpr uint64_t kBurstStream = 0x42a1f3c5d7e9b0b1ull;
 constexpr uint64_t kLossStream = 0x1c3e5a7b9d0f2e4dull;
@@ -26,33 +17,16 @@ constexpr uint64_t kCeStream = 0x5555aaaa3333cccdull;
 
 }  // namespace
 
-Rng::Rng(uint64_t seed) {
-  uint64_t mix = seed;
-  for (uint64_t& word : state_) word = splitmix64(mix);
-}
-
-uint64_t Rng::next() {
-  const uint64_t result = rotl(state_[1] * 5, 7) * 9;
-  const uint64_t t = state_[1] << 17;
-  state_[2] ^= state_[0];
-  state_[3] ^= state_[1];
-  state_[1] ^= state_[2];
-  state_[0] ^= state_[3];
-  state_[2] ^= t;
-  state_[3] = rotl(state_[3], 45);
-  return result;
-}
-
 Impairment::Impairment(const LinkConfig& config, uint64_t first_index)
     : loss_(config.loss),
       burst_enter_(config.burst_loss_enter),
-      burst_exit_(config.burst_loss_exit),
       reorder_(config.reorder),
       duplicate_(config.duplicate),
       corrupt_(config.corrupt),
       ce_mark_(config.ce_mark),
       drop_indices_(config.drop_indices),
       index_(first_index),
+      burst_(config.burst_loss_enter, config.burst_loss_exit),
       burst_rng_(config.seed ^ kBurstStream),
       loss_rng_(config.seed ^ kLossStream),
       corrupt_rng_(config.seed ^ kCorruptStream),
@@ -79,19 +53,17 @@ ImpairmentVerdict Impairment::next(size_t size) {
   }
   // Gilbert-Elliott: the state moves first, then a datagram sent in the bad
   // state is lost, so a burst lasts 1/exit datagrams on average.
-  if (burst_enter_ > 0) {
-    in_burst_ = in_burst_ ? !burst_rng_.bernoulli(burst_exit_) : burst_rng_.bernoulli(burst_enter_);
-  }
-  const bool random_loss = loss_rng_.bernoulli(loss_);
-  const bool corrupt = size > 0 && corrupt_rng_.bernoulli(corrupt_);
+  const bool burst_loss = burst_enter_ > 0 && burst_.lose(burst_rng_);
+  const bool random_loss = loss_rng_.chance(loss_);
+  const bool corrupt = size > 0 && corrupt_rng_.chance(corrupt_);
   if (corrupt) verdict.corrupt_bit = corrupt_rng_.below(static_cast<uint64_t>(size) * 8);
-  const bool reorder = reorder_rng_.bernoulli(reorder_);
-  const bool duplicate = duplicate_rng_.bernoulli(duplicate_);
-  const bool ce_mark = ce_rng_.bernoulli(ce_mark_);
+  const bool reorder = reorder_rng_.chance(reorder_);
+  const bool duplicate = duplicate_rng_.chance(duplicate_);
+  const bool ce_mark = ce_rng_.chance(ce_mark_);
 
   if (index_drop) {
     verdict.drop = DropReason::kIndex;
-  } else if (in_burst_) {
+  } else if (burst_loss) {
     verdict.drop = DropReason::kBurst;
   } else if (random_loss) {
     verdict.drop = DropReason::kRandom;

@@ -12,27 +12,11 @@
 #include <cstdint>
 #include <vector>
 
+#include "tools/impair/rng.h"
+
 namespace dpquic::harness {
 
 struct LinkConfig;
-
-// xoshiro256** seeded through splitmix64: fast, small state, and good enough
-// statistics for simulated loss patterns. Not for cryptography.
-class Rng {
- public:
-  explicit Rng(uint64_t seed);
-  uint64_t next();
-  // Uniform in [0, 1).
-  double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
-  // True with probability p (never for p <= 0, always for p >= 1).
-  bool bernoulli(double p) { return p > 0 && uniform() < p; }
-  // Uniform in [0, bound) for bound > 0 (the modulo bias is negligible for
-  // the small bounds used here).
-  uint64_t below(uint64_t bound) { return next() % bound; }
-
- private:
-  uint64_t state_[4];
-};
 
 enum class DropReason : uint8_t { kNone, kIndex, kBurst, kRandom };
 
@@ -60,12 +44,11 @@ class Impairment {
 
   // Datagrams decided so far (the index the next datagram will get).
   uint64_t index() const { return index_; }
-  bool in_burst() const { return in_burst_; }
+  bool in_burst() const { return burst_.bad(); }
 
  private:
   double loss_;
-  double burst_enter_;
-  double burst_exit_;
+  double burst_enter_;  // 0: no Gilbert-Elliott loss
   double reorder_;
   double duplicate_;
   double corrupt_;
@@ -73,13 +56,13 @@ class Impairment {
   std::vector<uint64_t> drop_indices_;  // sorted, unique
   size_t next_drop_ = 0;                // cursor into drop_indices_
   uint64_t index_ = 0;
-  bool in_burst_ = false;
-  Rng burst_rng_;
-  Rng loss_rng_;
-  Rng corrupt_rng_;
-  Rng reorder_rng_;
-  Rng duplicate_rng_;
-  Rng ce_rng_;
+  impair::GilbertElliott burst_;
+  impair::Rng burst_rng_;
+  impair::Rng loss_rng_;
+  impair::Rng corrupt_rng_;
+  impair::Rng reorder_rng_;
+  impair::Rng duplicate_rng_;
+  impair::Rng ce_rng_;
 };
 
 }  // namespace dpquic::harness

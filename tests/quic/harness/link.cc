@@ -99,6 +99,10 @@ bool Link::send(Instant now, const PathAddresses& path, transmit::EcnCodepoint e
   const size_t size = bytes.size();
   ++stats_.sent;
   stats_.bytes_sent += size;
+  if (config_.mtu != 0 && size > config_.mtu) {
+    ++stats_.dropped_mtu;
+    return false;
+  }
   const ImpairmentVerdict verdict = impairment_.next(size);
   if (verdict.drop != DropReason::kNone) {
     ++stats_.dropped_loss;

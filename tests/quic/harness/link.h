@@ -48,6 +48,9 @@ struct LinkConfig {
   // Drop datagrams by index (0-based count of datagrams entering this link):
   // for "client packets 2-7 dropped". Applied before every other impairment.
   std::vector<uint64_t> drop_indices;
+  // 0 = unlimited. A datagram (UDP payload) larger than this is dropped, as
+  // a link whose MTU is mtu + 28 drops IPv4 packets without fragmenting.
+  size_t mtu = 0;
   uint64_t seed = 1;
 };
 
@@ -56,6 +59,7 @@ struct LinkStats {
   uint64_t delivered = 0;
   uint64_t dropped_loss = 0;  // drop_indices, burst and random loss
   uint64_t dropped_queue = 0;
+  uint64_t dropped_mtu = 0;  // larger than LinkConfig::mtu
   uint64_t duplicated = 0;
   uint64_t corrupted = 0;
   uint64_t reordered = 0;

@@ -76,8 +76,10 @@ QuicPair::QuicPair(PairOptions pair_options)
   client_tls = crypto::TlsContext::create_client(options.client_tls);
   server = std::make_unique<endpoint::Endpoint>(options.server, mb, *server_tls);
   client = std::make_unique<endpoint::Endpoint>(options.client, mb, *client_tls);
-  server_node = std::make_unique<EndpointNode>(*server);
-  client_node = std::make_unique<EndpointNode>(*client);
+  server_node =
+      std::make_unique<EndpointNode>(*server, options.datagram_capacity, 16, options.burst_mode);
+  client_node =
+      std::make_unique<EndpointNode>(*client, options.datagram_capacity, 16, options.burst_mode);
   server_proxy_ = std::make_unique<NodeProxy>(server_node);
   client_proxy_ = std::make_unique<NodeProxy>(client_node);
   simulator = std::make_unique<Simulator>(*client_proxy_, options.client_address, *server_proxy_,
@@ -107,12 +109,14 @@ conn::Connection* QuicPair::server_connection() {
 
 void QuicPair::restart_server() {
   server = std::make_unique<endpoint::Endpoint>(options.server, mb, *server_tls);
-  server_node = std::make_unique<EndpointNode>(*server);
+  server_node =
+      std::make_unique<EndpointNode>(*server, options.datagram_capacity, 16, options.burst_mode);
 }
 
 void QuicPair::restart_client() {
   client = std::make_unique<endpoint::Endpoint>(options.client, mb, *client_tls);
-  client_node = std::make_unique<EndpointNode>(*client);
+  client_node =
+      std::make_unique<EndpointNode>(*client, options.datagram_capacity, 16, options.burst_mode);
 }
 
 }  // namespace dpquic::harness

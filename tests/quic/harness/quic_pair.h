@@ -29,6 +29,10 @@ struct PairOptions {
   size_t certificate_chain_length = 1;
   SocketAddress client_address = SocketAddress::ipv4(10, 0, 0, 1, 50000);
   SocketAddress server_address = SocketAddress::ipv4(10, 0, 0, 2, 443);
+  // The datagram buffers each endpoint node lends per burst (see
+  // EndpointNode): the largest datagram, and how the buffers are laid out.
+  size_t datagram_capacity = 1472;
+  transmit::BurstMode burst_mode = transmit::BurstMode::kIndependent;
 
   PairOptions();
 };

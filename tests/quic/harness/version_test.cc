@@ -6,6 +6,9 @@
 //    v2, the client follows, and both end up in v2.
 //  - An unknown version: the server answers with Version Negotiation and
 //    the client gives up (RFC 9000 §6.2).
+//  - Incompatible negotiation (RFC 9368 §2.1, §4): after Version
+//    Negotiation a new attempt in a listed version succeeds, and one the
+//    server's Available Versions contradict is closed as a downgrade.
 
 #include <gtest/gtest.h>
 
@@ -218,6 +221,77 @@ TEST(VersionTest, UnknownVersionGetsVersionNegotiation) {
   if (client != nullptr) {
     EXPECT_EQ(client->close_reason(), conn::CloseReason::kVersionNegotiation);
   }
+}
+
+// Incompatible version negotiation (RFC 9368 §2.1): a client speaking v2 and
+// v1 starts in v2 against a v1-only server; the Version Negotiation packet
+// names v1, which the closed connection reports, and a new attempt in v1
+// that says it follows the negotiation completes a download. The server's
+// Available Versions (v1) confirm the choice (§4).
+TEST(VersionTest, IncompatibleNegotiationStartsAgainInAListedVersion) {
+  PairOptions options;
+  options.server.connection.versions = {kV1};
+  options.client.connection.versions = {kV2, kV1};
+  QuicPair pair(options);
+  conn::CloseReason first_close = conn::CloseReason::kNone;
+  uint32_t next_version = 0;
+  bool closed = false;
+  pair.client_node->set_application([&](Instant) {
+    endpoint::EndpointEvent event;
+    while (pair.client->poll_event(event)) {
+      if (event.event.type != conn::ConnectionEventType::kClosed) continue;
+      // The connection lives until its last event was polled.
+      const conn::Connection* c = pair.client->connection(event.connection);
+      ASSERT_NE(c, nullptr);
+      first_close = c->close_reason();
+      next_version = c->version_after_negotiation();
+      closed = true;
+    }
+  });
+  pair.connect(kV2);
+  ASSERT_TRUE(pair.run_until([&] { return closed; }, 5 * kSecond));
+  EXPECT_EQ(first_close, conn::CloseReason::kVersionNegotiation);
+  EXPECT_EQ(next_version, kV1);
+
+  Apps apps(pair);
+  VersionLog log;
+  log.attach(*pair.simulator);
+  const PathAddresses path{pair.options.client_address, pair.options.server_address};
+  const auto handle = pair.client->connect(pair.simulator->now(), path, "localhost", kV1, kV2);
+  ASSERT_TRUE(handle.has_value());
+  apps.client.request(*handle, kTransferBytes);
+  ASSERT_TRUE(pair.run_until([&] { return apps.client.completed() == 1; }));
+  EXPECT_EQ(apps.client.bytes_received(), kTransferBytes);
+  EXPECT_EQ(apps.client.mismatches(), 0u);
+  conn::Connection* client = pair.client_connection(*handle);
+  ASSERT_NE(client, nullptr);
+  EXPECT_EQ(client->version(), kV1);
+  EXPECT_EQ(client->version_negotiated_from(), kV2);
+  EXPECT_TRUE(client->handshake_confirmed());
+  for (uint32_t v : log.client_to_server) EXPECT_EQ(v, kV1);
+  for (uint32_t v : log.server_to_client) EXPECT_EQ(v, kV1);
+  EXPECT_EQ(pair.server->stats().version_negotiations_sent, 1u);
+}
+
+// Downgrade prevention (RFC 9368 §4): an attempt in v1 made because of a
+// (here: forged) Version Negotiation packet that hid v2 meets a server whose
+// Available Versions list v2, which this client prefers: the client closes
+// with VERSION_NEGOTIATION_ERROR instead of completing the handshake.
+TEST(VersionTest, ServerVersionsThatContradictTheNegotiationAreADowngrade) {
+  PairOptions options;
+  options.server.connection.versions = {kV1, kV2};
+  options.client.connection.versions = {kV2, kV1};
+  QuicPair pair(options);
+  Apps apps(pair);
+  const PathAddresses path{pair.options.client_address, pair.options.server_address};
+  const auto handle = pair.client->connect(pair.simulator->now(), path, "localhost", kV1, kV2);
+  ASSERT_TRUE(handle.has_value());
+  apps.client.request(*handle, kTransferBytes);
+  ASSERT_TRUE(pair.run_until([&] { return apps.client.closed() == 1; }, 5 * kSecond));
+  EXPECT_EQ(apps.client.completed(), 0u);
+  ASSERT_EQ(apps.client.close_events().size(), 1u);
+  EXPECT_EQ(apps.client.close_events()[0].error_code,
+            static_cast<uint64_t>(wire::TransportErrorCode::kVersionNegotiationError));
 }
 
 }  // namespace

@@ -109,6 +109,42 @@ class BurstBuilderTest : public ::testing::Test {
   BurstDescriptor out_;
 };
 
+// The connection may build below the stride the caller lent (its path MTU
+// or the peer's limit): a GSO train is still laid out back to back, from the
+// start of the lent region, at the segment size actually used.
+TEST_F(BurstBuilderTest, GsoTrainBelowTheLentStrideIsContiguous) {
+  const std::vector<uint8_t> data = pattern(5000, 9);
+  ScriptedSource source(wire::Role::kServer, kDcid, kScid);
+  auto& app = source.level(EncryptionLevel::kApplication);
+  app.keys = &one_rtt_;
+  app.next_packet_number = 100;
+  app.stream_id = 4;
+  app.stream_fin = true;
+  app.stream_data = pool_.copy_from(data);
+  constexpr size_t kStride = 2000;
+  BurstBuffers buffers = lend(8, BurstMode::kGsoTrain, kStride);
+  buffers.segment_size = kSegment;  // lowered below the lent 2000
+
+  ASSERT_EQ(builder_->build(source, buffers, {}, out_), BurstStatus::kOk);
+  ASSERT_EQ(out_.datagram_count, 5u);
+  EXPECT_EQ(out_.segment_size, kSegment);
+  for (size_t d = 0; d < out_.datagram_count; ++d) {
+    EXPECT_EQ(burst_datagram(buffers, out_, d), storage_.data() + d * kSegment);
+    if (d + 1 < out_.datagram_count) {
+      EXPECT_EQ(out_.lengths[d], kSegment);
+    }
+    // Read each datagram where the train put it.
+    slices_[d] = storage_.data() + d * kSegment;
+  }
+  bool fin = false;
+  EXPECT_EQ(stream_bytes(0, out_.datagram_count, &fin), data);
+  EXPECT_TRUE(fin);
+  // Independent datagrams stay in their own buffers.
+  buffers.mode = BurstMode::kIndependent;
+  lend_gso_buffer(storage_.data(), kStride, slices_);
+  EXPECT_EQ(burst_datagram(buffers, out_, 3), storage_.data() + 3 * kStride);
+}
+
 TEST_F(BurstBuilderTest, InitialAndHandshakeCoalescedPaddedOnlyInTheLast) {
   ScriptedSource source(wire::Role::kServer, kDcid, kScid);
   const std::vector<uint8_t> initial_crypto = pattern(90, 1), handshake_crypto = pattern(300, 2);
