@@ -6,25 +6,6 @@
 
 namespace dpquic::dataplane {
 
-namespace {
-
-constexpr size_t kScratchBytes = 64 * 1024;
-
-nghttp3_nv make_nv(std::string_view name, std::string_view value) {
-  nghttp3_nv nv;
-  nv.name = reinterpret_cast<uint8_t*>(const_cast<char*>(name.data()));
-  nv.namelen = name.size();
-  nv.value = reinterpret_cast<uint8_t*>(const_cast<char*>(value.data()));
-  nv.valuelen = value.size();
-  nv.flags = NGHTTP3_NV_FLAG_NONE;
-  return nv;
-}
-
-bool client_bidi(uint64_t stream_id) { return (stream_id & 0x3) == 0; }
-bool server_uni(uint64_t stream_id) { return (stream_id & 0x3) == 3; }
-
-}  // namespace
-
 struct H3Client::PendingRequest {
   uint64_t id = 0;
   H3Request request;
@@ -90,7 +71,7 @@ H3Client::H3Client(endpoint::Endpoint& endpoint, const H3ClientConfig& config)
       config_(config),
       pool_(config.chunk_size, config.chunk_count),
       stager_(pool_),
-      scratch_(kScratchBytes) {
+      scratch_(kH3ReadScratchBytes) {
   callbacks_.acked_stream_data = cb_acked_stream_data;
   callbacks_.stream_close = cb_stream_close;
   callbacks_.recv_data = cb_recv_data;
@@ -225,7 +206,7 @@ void H3Client::on_event(Instant now, const endpoint::EndpointEvent& event) {
 void H3Client::on_stream_readable(Instant now, Connection& connection, uint64_t stream_id) {
   H3Session& session = connection.session;
   bool fin = false;
-  if (client_bidi(stream_id)) {
+  if (is_client_bidi(stream_id)) {
     PendingRequest* request = request_on(connection, static_cast<int64_t>(stream_id));
     if (request == nullptr || request->read_done) {
       // A stream nghttp3 no longer knows (or never did): drain, never feed.
@@ -256,7 +237,7 @@ void H3Client::on_stream_reset(Instant now, Connection& connection, uint64_t str
   if (rv != 0 && nghttp3_err_is_fatal(rv)) return fail_connection(now, connection, rv);
   bool fin = false;
   endpoint_.read(session.handle(), stream_id, scratch_, fin);  // reports the reset to QUIC
-  if (server_uni(stream_id)) {
+  if (is_server_uni(stream_id)) {
     rv = nghttp3_conn_close_stream(session.conn(), id, NGHTTP3_H3_NO_ERROR);
     if (rv != 0 && rv != NGHTTP3_ERR_STREAM_NOT_FOUND) return fail_connection(now, connection, rv);
     return;

@@ -13,20 +13,6 @@ namespace {
 
 constexpr size_t kLentSlots = 16;
 constexpr size_t kMaxChunksPerRead = 4;
-constexpr size_t kScratchBytes = 64 * 1024;
-
-nghttp3_nv make_nv(std::string_view name, std::string_view value) {
-  nghttp3_nv nv;
-  nv.name = reinterpret_cast<uint8_t*>(const_cast<char*>(name.data()));
-  nv.namelen = name.size();
-  nv.value = reinterpret_cast<uint8_t*>(const_cast<char*>(value.data()));
-  nv.valuelen = value.size();
-  nv.flags = NGHTTP3_NV_FLAG_NONE;
-  return nv;
-}
-
-bool client_bidi(uint64_t stream_id) { return (stream_id & 0x3) == 0; }
-bool client_uni(uint64_t stream_id) { return (stream_id & 0x3) == 2; }
 
 }  // namespace
 
@@ -135,7 +121,7 @@ H3Server::H3Server(endpoint::Endpoint& endpoint, const H3ServerConfig& config)
       synthetic_(pool_.adopt_static(synthetic_block())),
       reserve_(
           std::min<size_t>(std::max<size_t>(8, config.chunk_count / 32), config.chunk_count / 2)),
-      scratch_(kScratchBytes) {
+      scratch_(kH3ReadScratchBytes) {
   if (config.chunk_size < 1024) throw std::runtime_error("h3: chunk_size must be at least 1024");
   if (config.chunk_count < 16) throw std::runtime_error("h3: chunk_count must be at least 16");
   if (!config.root.empty()) root_.emplace(config.root);
@@ -277,7 +263,7 @@ void H3Server::on_stream_readable(Instant now, Connection& connection, uint64_t 
   H3Session& session = connection.session;
   const auto id = static_cast<int64_t>(stream_id);
   bool fin = false;
-  if (client_bidi(stream_id)) {
+  if (is_client_bidi(stream_id)) {
     Request* request = connection.find(id);
     if (request == nullptr) {
       // State only for a stream that delivers something: a readable event
@@ -318,14 +304,14 @@ void H3Server::on_stream_reset(Instant now, Connection& connection, uint64_t str
   // Reading reports the reset to QUIC, which can then free the stream.
   bool fin = false;
   endpoint_.read(session.handle(), stream_id, scratch_, fin);
-  if (client_uni(stream_id)) {
+  if (is_client_uni(stream_id)) {
     // A critical stream must not end (H3_CLOSED_CRITICAL_STREAM); others
     // are simply forgotten.
     rv = nghttp3_conn_close_stream(session.conn(), id, NGHTTP3_H3_NO_ERROR);
     if (rv != 0 && rv != NGHTTP3_ERR_STREAM_NOT_FOUND) return fail(now, connection, rv);
     return;
   }
-  if (!client_bidi(stream_id)) return;
+  if (!is_client_bidi(stream_id)) return;
   Request* request = connection.find(id);
   if (request == nullptr) {
     // Reset before anything was read: no response will come. (A stream at

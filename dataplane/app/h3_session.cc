@@ -205,4 +205,14 @@ std::optional<uint64_t> parse_decimal(std::span<const uint8_t> value) {
   return result;
 }
 
+nghttp3_nv make_nv(std::string_view name, std::string_view value) {
+  nghttp3_nv nv;
+  nv.name = reinterpret_cast<uint8_t*>(const_cast<char*>(name.data()));
+  nv.namelen = name.size();
+  nv.value = reinterpret_cast<uint8_t*>(const_cast<char*>(value.data()));
+  nv.valuelen = value.size();
+  nv.flags = NGHTTP3_NV_FLAG_NONE;
+  return nv;
+}
+
 }  // namespace dpquic::dataplane

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <string_view>
 
 #include "dataplane/app/body_source.h"
 #include "quic/endpoint/endpoint.h"
@@ -120,5 +121,17 @@ class H3Session {
 // A decimal number in a header value (content-length, :status); nullopt if
 // anything else is in it.
 std::optional<uint64_t> parse_decimal(std::span<const uint8_t> value);
+
+// A header field for nghttp3, viewing `name` and `value` (which must outlive
+// the submit call).
+nghttp3_nv make_nv(std::string_view name, std::string_view value);
+
+// Stream ID types (RFC 9000 §2.1): the two low bits.
+inline bool is_client_bidi(uint64_t stream_id) { return (stream_id & 0x3) == 0; }
+inline bool is_client_uni(uint64_t stream_id) { return (stream_id & 0x3) == 2; }
+inline bool is_server_uni(uint64_t stream_id) { return (stream_id & 0x3) == 3; }
+
+// Bytes read from a QUIC stream per call before handing them to nghttp3.
+inline constexpr size_t kH3ReadScratchBytes = 64 * 1024;
 
 }  // namespace dpquic::dataplane

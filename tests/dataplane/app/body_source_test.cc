@@ -16,9 +16,12 @@
 #include <vector>
 
 #include "dataplane/app/synthetic_body.h"
+#include "tests/util/temp_dir.h"
 
 namespace dpquic::dataplane {
 namespace {
+
+using ::dpquic::testing::TempDir;
 
 // --- decode_request_path ---
 
@@ -79,29 +82,6 @@ TEST(ContentTypeTest, HtmlAndCommonTypes) {
 
 // --- DocumentRoot ---
 
-class TempDir {
- public:
-  TempDir() {
-    const char* base = std::getenv("TEST_TMPDIR");
-    std::string pattern = std::string(base != nullptr ? base : "/tmp") + "/h3rootXXXXXX";
-    std::vector<char> buffer(pattern.begin(), pattern.end());
-    buffer.push_back('\0');
-    if (::mkdtemp(buffer.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path_ = buffer.data();
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);
-  }
-  const std::string& path() const { return path_; }
-  void write(const std::string& name, const std::string& contents) const {
-    std::ofstream(path_ + "/" + name, std::ios::binary) << contents;
-  }
-
- private:
-  std::string path_;
-};
-
 class DocumentRootTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -127,8 +107,8 @@ class DocumentRootTest : public ::testing::Test {
     return DocumentRoot(root_.path()).open(*path);
   }
 
-  TempDir root_;
-  TempDir outside_;
+  TempDir root_{"h3root"};
+  TempDir outside_{"h3outside"};
 };
 
 TEST_F(DocumentRootTest, OpensRegularFilesInside) {

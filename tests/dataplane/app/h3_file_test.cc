@@ -16,35 +16,12 @@
 #include <vector>
 
 #include "tests/dataplane/app/h3_test_pair.h"
+#include "tests/util/temp_dir.h"
 
 namespace dpquic::dataplane::testing {
 namespace {
 
-class TempDir {
- public:
-  TempDir() {
-    const char* base = std::getenv("TEST_TMPDIR");
-    std::string pattern = std::string(base != nullptr ? base : "/tmp") + "/h3fileXXXXXX";
-    std::vector<char> buffer(pattern.begin(), pattern.end());
-    buffer.push_back('\0');
-    if (::mkdtemp(buffer.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path_ = buffer.data();
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);
-  }
-  const std::string& path() const { return path_; }
-  std::string name() const { return path_.substr(path_.rfind('/') + 1); }
-  void write(const std::string& name, const std::vector<uint8_t>& bytes) const {
-    std::ofstream(path_ + "/" + name, std::ios::binary)
-        .write(reinterpret_cast<const char*>(bytes.data()),
-               static_cast<std::streamsize>(bytes.size()));
-  }
-
- private:
-  std::string path_;
-};
+using ::dpquic::testing::TempDir;
 
 std::vector<uint8_t> random_bytes(size_t size, uint32_t seed) {
   std::mt19937 generator(seed);
@@ -78,8 +55,8 @@ class H3FileTest : public ::testing::Test {
     return server_config;
   }
 
-  TempDir root_;
-  TempDir outside_;
+  TempDir root_{"h3root"};
+  TempDir outside_{"h3outside"};
   std::vector<uint8_t> big_;
 };
 

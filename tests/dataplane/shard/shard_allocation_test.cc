@@ -84,6 +84,21 @@ struct ConnectionsReset {
   }
 };
 
+// Runs the download to kWindowStart, counts allocations up to kWindowEnd,
+// then runs it to the end; nullopt if it stalled.
+template <typename Received>
+std::optional<size_t> allocations_in_window(Rig& rig, Received received) {
+  if (!rig.run_until(kWindowStart, received)) return std::nullopt;
+  size_t allocations = 0;
+  {
+    testing::AllocationWindow window;
+    if (!rig.run_until(kWindowEnd, received)) return std::nullopt;
+    allocations = window.count();
+  }
+  if (!rig.run_until(kDownloadBytes, received)) return std::nullopt;
+  return allocations;
+}
+
 class PerfCompletion final : public PerfResponseHandler {
  public:
   void on_complete(uint64_t, const PerfOutcome& outcome) override { result = outcome; }
@@ -103,18 +118,12 @@ TEST(ShardAllocationTest, PerfDownloadAllocatesNothingPerPacket) {
     const auto progress = client_app.progress(id);
     return progress ? progress->bytes_received : kDownloadBytes;
   };
-  ASSERT_TRUE(rig.run_until(kWindowStart, received));
-  size_t allocations = 0;
-  {
-    testing::AllocationWindow window;
-    ASSERT_TRUE(rig.run_until(kWindowEnd, received));
-    allocations = window.count();
-  }
-  ASSERT_TRUE(rig.run_until(kDownloadBytes, received));
+  const std::optional<size_t> allocations = allocations_in_window(rig, received);
+  ASSERT_TRUE(allocations.has_value());
   ASSERT_TRUE(completion.result.has_value());
   EXPECT_EQ(completion.result->result, PerfResult::kOk);
   EXPECT_EQ(completion.result->bytes_received, kDownloadBytes);
-  EXPECT_EQ(allocations, 0u);
+  EXPECT_EQ(*allocations, 0u);
 }
 
 class H3Completion final : public H3ResponseHandler {
@@ -144,20 +153,14 @@ TEST(ShardAllocationTest, H3DownloadAllocatesNothingPerPacket) {
   request.path = "/" + std::to_string(kDownloadBytes);
   ASSERT_NE(client_app.request(rig.connect(), request, &completion), 0u);
   auto received = [&] { return completion.outcome ? kDownloadBytes : completion.received; };
-  ASSERT_TRUE(rig.run_until(kWindowStart, received));
-  size_t allocations = 0;
-  {
-    testing::AllocationWindow window;
-    ASSERT_TRUE(rig.run_until(kWindowEnd, received));
-    allocations = window.count();
-  }
-  ASSERT_TRUE(rig.run_until(kDownloadBytes, received));
+  const std::optional<size_t> allocations = allocations_in_window(rig, received);
+  ASSERT_TRUE(allocations.has_value());
   ASSERT_TRUE(completion.outcome.has_value());
   EXPECT_EQ(completion.outcome->result, H3Result::kOk);
   EXPECT_EQ(completion.status, 200);
   EXPECT_EQ(completion.received, kDownloadBytes);
   EXPECT_FALSE(completion.mismatch);
-  EXPECT_EQ(allocations, 0u);
+  EXPECT_EQ(*allocations, 0u);
 }
 
 }  // namespace
