@@ -32,8 +32,12 @@ grep -q "^refusals: 1000 attempts, 1000 refused with 0x2;" "$WORK/client.log" ||
 delta=$(sed -n 's/^refusals: .* delta_kb=\(-\?[0-9]*\)$/\1/p' "$WORK/client.log")
 before=$(sed -n 's/^refusals: .* rss_before_kb=\([0-9]*\) .*/\1/p' "$WORK/client.log")
 [[ -n $delta && -n $before && $before -gt 0 ]] || fail "no RSS measurement from the client"
-[[ $delta -le $RSS_GROWTH_LIMIT_KB ]] ||
-  fail "server RSS grew by $delta kB across 1000 refusals (limit $RSS_GROWTH_LIMIT_KB kB)"
+if sanitizer_build; then
+  echo "sanitizer build: RSS growth $delta kB reported, not asserted (ASan quarantine)"
+else
+  [[ $delta -le $RSS_GROWTH_LIMIT_KB ]] ||
+    fail "server RSS grew by $delta kB across 1000 refusals (limit $RSS_GROWTH_LIMIT_KB kB)"
+fi
 stop_dataplane
 [[ $(server_total handshakes) -eq 100 ]] || fail "expected 100 handshakes, got $(server_total handshakes)"
 # The 101st, 50 warm-up and 1000 measured attempts.

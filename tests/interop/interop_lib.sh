@@ -315,3 +315,11 @@ expect_impair_count() {
   value=$(impair_count "$1" "$2")
   [[ -n $value && $value -ge $3 ]] || fail "impair $1 $2=${value:-?}, expected at least $3"
 }
+
+# --- memory bounds under sanitizers ---
+
+# True in a sanitizer build (.bazelrc's asan config sets ASAN_OPTIONS for
+# every test). AddressSanitizer keeps freed memory in a quarantine (256 MB by
+# default) and adds shadow memory, so RSS bounds measured on the normal
+# build mean nothing there: tests then report RSS but do not assert it.
+sanitizer_build() { [[ -n ${ASAN_OPTIONS:-} ]]; }
