@@ -204,7 +204,7 @@ void release_nothing(void*, const uint8_t*, size_t) {}
 BufferPool::BufferPool(size_t buffer_size, size_t buffer_count)
     : buffer_size_(buffer_size),
       buffer_count_(buffer_count),
-      storage_(buffer_size * buffer_count),
+      storage_(new uint8_t[buffer_size * buffer_count]),
       flights_(buffer_count, nullptr),
       chunks_(buffer_size, 0, buffer_count + 16) {
   if (buffer_size == 0 || buffer_count == 0 || buffer_count > UINT32_MAX) {
@@ -219,7 +219,7 @@ BufferPool::~BufferPool() = default;
 bool BufferPool::acquire(Lease& lease, BufferFlight* flight) {
   if (free_.empty()) return false;
   const uint32_t index = free_.back();
-  uint8_t* data = storage_.data() + static_cast<size_t>(index) * buffer_size_;
+  uint8_t* data = storage_.get() + static_cast<size_t>(index) * buffer_size_;
   transmit::Chunk chunk = chunks_.adopt(data, buffer_size_, &BufferPool::on_release, this);
   if (!chunk.valid()) return false;
   free_.pop_back();
@@ -245,7 +245,7 @@ transmit::Chunk BufferPool::adopt_static(std::span<const uint8_t> bytes) {
 void BufferPool::on_release(void* context, const uint8_t* data, size_t) {
   auto* pool = static_cast<BufferPool*>(context);
   const auto index =
-      static_cast<uint32_t>(static_cast<size_t>(data - pool->storage_.data()) / pool->buffer_size_);
+      static_cast<uint32_t>(static_cast<size_t>(data - pool->storage_.get()) / pool->buffer_size_);
   BufferFlight* flight = pool->flights_[index];
   pool->flights_[index] = nullptr;
   pool->free_.push_back(index);

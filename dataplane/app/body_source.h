@@ -19,6 +19,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <memory>
 #include <vector>
 
 #include "quic/transmit/chunk.h"
@@ -139,7 +140,9 @@ class BufferPool {
 
   size_t buffer_size_;
   size_t buffer_count_;
-  std::vector<uint8_t> storage_;
+  // Default-initialised: pages are touched (and count in RSS) only once a
+  // buffer is first used, not for the whole pool at start.
+  std::unique_ptr<uint8_t[]> storage_;
   std::vector<uint32_t> free_;
   std::vector<BufferFlight*> flights_;  // per buffer, while lent
   transmit::ChunkPool chunks_;          // adopt records only
