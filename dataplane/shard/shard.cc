@@ -19,9 +19,10 @@ namespace dpquic::dataplane {
 
 namespace {
 
-constexpr size_t kReceiveBatch = 128;        // split datagrams per receive() call
-constexpr int kReceiveCallsPerSocket = 8;    // per iteration, so transmit is not starved
-constexpr int kWritableWaitMs = 20;          // a full socket buffer drains in well under this
+constexpr size_t kReceiveBatch = 128;      // split datagrams per receive() call
+constexpr int kReceiveCallsPerSocket = 8;  // per iteration, so transmit is not starved
+constexpr int kWritableWaitMs = 20;        // a full socket buffer drains in well under this
+constexpr int kSendAttempts = 3;           // with a wait for room between them, not after the last
 constexpr Duration kSpinThreshold = 50'000;  // closer deadlines are spun for, not slept for
 
 }  // namespace
@@ -33,6 +34,10 @@ Instant monotonic_now() {
 }
 
 Shard::Shard(const ShardConfig& config, crypto::TlsContext& tls) : config_(config) {
+  const size_t segment = config_.max_datagram_size;
+  if (segment < 1200 || segment > transmit::kMaxSegmentSize) {
+    throw std::runtime_error("shard: max_datagram_size must be 1200..16383");
+  }
   endpoint_ = std::make_unique<endpoint::Endpoint>(config_.endpoint, mb_, tls);
   for (const conn::SocketAddress& address : config_.listen) {
     UdpSocketOptions options;
@@ -52,23 +57,24 @@ Shard::Shard(const ShardConfig& config, crypto::TlsContext& tls) : config_(confi
   }
   epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
   wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-  if (epoll_fd_ < 0 || wake_fd_ < 0) {
-    throw std::runtime_error(std::string("shard: epoll/eventfd: ") + std::strerror(errno));
-  }
+  bool registered = epoll_fd_ >= 0 && wake_fd_ >= 0;
   epoll_event event{};
   event.events = EPOLLIN;
-  for (size_t i = 0; i < sockets_.size(); ++i) {
+  for (size_t i = 0; registered && i < sockets_.size(); ++i) {
     event.data.u64 = i;
-    epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, sockets_[i]->fd(), &event);
+    registered = epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, sockets_[i]->fd(), &event) == 0;
   }
   event.data.u64 = UINT64_MAX;
-  epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, wake_fd_, &event);
+  registered = registered && epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, wake_fd_, &event) == 0;
+  if (!registered) {
+    const int error = errno;
+    // The destructor does not run for a constructor that throws.
+    if (epoll_fd_ >= 0) close(epoll_fd_);
+    if (wake_fd_ >= 0) close(wake_fd_);
+    throw std::runtime_error(std::string("shard: epoll/eventfd: ") + std::strerror(error));
+  }
 
   received_.resize(kReceiveBatch);
-  const size_t segment = config_.max_datagram_size;
-  if (segment < 1200 || segment > transmit::kMaxSegmentSize) {
-    throw std::runtime_error("shard: max_datagram_size must be 1200..16383");
-  }
   transmit_buffer_.resize(transmit::kMaxBurstDatagrams * segment);
   transmit_slices_.resize(transmit::kMaxBurstDatagrams);
   sent_slices_.resize(transmit::kMaxBurstDatagrams);
@@ -93,12 +99,19 @@ const UdpSocket& Shard::add_socket(const conn::SocketAddress& address) {
   epoll_event event{};
   event.events = EPOLLIN;
   event.data.u64 = sockets_.size() - 1;
-  epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, sockets_.back()->fd(), &event);
+  if (epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, sockets_.back()->fd(), &event) != 0) {
+    const int error = errno;
+    sockets_.pop_back();
+    throw std::runtime_error(std::string("shard: epoll_ctl: ") + std::strerror(error));
+  }
   return *sockets_.back();
 }
 
 void Shard::wake() {
-  if (!sleeping_.load(std::memory_order_acquire)) return;
+  // Pairs with the fence in wait(): either the sleeper sees the datagram
+  // committed before this fence, or this load sees it going to sleep.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (!sleeping_.load(std::memory_order_relaxed)) return;
   const uint64_t one = 1;
   [[maybe_unused]] ssize_t n = write(wake_fd_, &one, sizeof(one));
 }
@@ -168,7 +181,9 @@ bool Shard::receive_socket(Instant now, UdpSocket& socket) {
     for (size_t i = 0; i < count; ++i) {
       deliver(now, received_[i].path, received_[i].ecn, received_[i].bytes);
     }
-    if (count < received_.size() / 2) break;  // the queue is empty or nearly
+    // A short batch means the socket is drained (datagrams kept from a GRO
+    // split come back first on the next call, without a system call).
+    if (count < UdpSocket::kReceiveBatch && !socket.has_pending()) break;
   }
   return any;
 }
@@ -221,7 +236,8 @@ bool Shard::transmit(Instant now) {
       sent_slices_[i] = transmit::burst_datagram(buffers, burst, i);
     }
     size_t sent = 0;
-    for (int attempt = 0; attempt < 3 && sent < burst.datagram_count; ++attempt) {
+    bool socket_full = false;
+    for (int attempt = 0; sent < burst.datagram_count; ++attempt) {
       transmit::BurstDescriptor rest = burst;
       rest.datagram_count = burst.datagram_count - sent;
       std::copy(burst.lengths.begin() + sent, burst.lengths.begin() + burst.datagram_count,
@@ -229,16 +245,17 @@ bool Shard::transmit(Instant now) {
       const SendOutcome outcome =
           socket->send(path, rest, std::span<uint8_t* const>(sent_slices_).subspan(sent));
       sent += outcome.datagrams_sent;
-      if (outcome.error == EAGAIN || outcome.error == EWOULDBLOCK) {
-        socket->wait_writable(kWritableWaitMs);
-      } else if (outcome.error != 0) {
-        break;
-      }
+      socket_full = outcome.error == EAGAIN || outcome.error == EWOULDBLOCK;
+      if (!socket_full || attempt == kSendAttempts - 1) break;
+      socket->wait_writable(kWritableWaitMs);
     }
     // Unsent datagrams are lost to the network as far as QUIC knows: its
     // recovery resends what they carried. EMSGSIZE (a PMTU probe above the
     // interface MTU: the sockets never fragment) is just a lost probe.
     send_drops_ += burst.datagram_count - sent;
+    // A socket still full after waiting: building more bursts now would only
+    // lose them; receive and timers run first, and the next iteration sends.
+    if (socket_full && sent < burst.datagram_count) break;
   }
   return any;
 }
@@ -298,7 +315,11 @@ void Shard::wait(Instant limit) {
   Instant deadline = std::min(limit, endpoint_->poll_timeout());
   if (application_ != nullptr && application_->wants_pump()) deadline = now;
   if (deadline <= now || deadline - now < kSpinThreshold || config_.busy_poll) return;
-  sleeping_.store(true, std::memory_order_release);
+  sleeping_.store(true, std::memory_order_relaxed);
+  // A store then a load on each side (Dekker): without a full fence the
+  // producer's commit and our check could both miss each other, and a
+  // steered datagram would wait for the next deadline.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
   // A steered datagram pushed before `sleeping_` was set would not wake us,
   // and datagrams a socket kept from its last batch do not make it readable.
   bool pending = false;
@@ -308,7 +329,13 @@ void Shard::wait(Instant limit) {
     const Duration wait = deadline - now;
     timespec timeout{static_cast<time_t>(wait / kSecond), static_cast<long>(wait % kSecond)};
     epoll_event events[8];
-    const int n = epoll_pwait2(epoll_fd_, events, 8, &timeout, nullptr);
+    int n = epoll_pwait2(epoll_fd_, events, 8, &timeout, nullptr);
+    if (n < 0 && errno == ENOSYS) {
+      // Kernels before 5.11: millisecond timeouts, rounded up.
+      n = epoll_wait(epoll_fd_, events, 8,
+                     static_cast<int>(
+                         std::min<Duration>((wait + kMillisecond - 1) / kMillisecond, INT32_MAX)));
+    }
     for (int i = 0; i < n; ++i) {
       if (events[i].data.u64 == UINT64_MAX) {
         uint64_t value;
