@@ -22,6 +22,11 @@ int main(int argc, char** argv) {
   }
   // Shard threads inherit this mask; the main thread takes the signals
   // with sigwait and stops the shards gracefully.
+  // A shell starts background jobs with SIGINT ignored, and an ignored
+  // signal is discarded rather than left pending for sigwait: take both
+  // back first (blocked, their default action never runs).
+  signal(SIGINT, SIG_DFL);
+  signal(SIGTERM, SIG_DFL);
   sigset_t signals;
   sigemptyset(&signals);
   sigaddset(&signals, SIGINT);

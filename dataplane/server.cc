@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <stdexcept>
@@ -13,6 +14,7 @@
 #include "dataplane/app/alpn_router.h"
 #include "dataplane/app/h3_server.h"
 #include "dataplane/app/perf_server.h"
+#include "dataplane/dpdk/eal.h"
 #include "dataplane/udp/socket_address_conv.h"
 
 namespace dpquic::dataplane {
@@ -78,11 +80,8 @@ bool ipv6_loopback_available() {
 }  // namespace
 
 Server::Server(const ServerOptions& options) : options_(options) {
-  if (options_.backend == Backend::kDpdk) {
-    throw std::runtime_error(
-        "--backend=dpdk: the DPDK backend is not built yet; use --backend=udp (the default)");
-  }
-  if (options_.listen_is_default && !ipv6_loopback_available()) {
+  const bool dpdk = options_.backend == Backend::kDpdk;
+  if (!dpdk && options_.listen_is_default && !ipv6_loopback_available()) {
     std::erase_if(options_.listen, [](const conn::SocketAddress& a) {
       return a.family == conn::AddressFamily::kIpv6;
     });
@@ -101,12 +100,9 @@ Server::Server(const ServerOptions& options) : options_(options) {
     require_directory(options_.qlog_dir, "--qlog-dir");
     qlog_ = std::make_unique<QlogFactory>(options_.qlog_dir);
   }
-  for (const conn::SocketAddress& address : options_.listen) require_free_port(address);
-
-  const long online = sysconf(_SC_NPROCESSORS_ONLN);
-  const size_t cores =
-      options_.cores != 0 ? options_.cores : static_cast<size_t>(std::max(1L, online));
-  const size_t per_shard = (options_.max_connections + cores - 1) / cores;
+  if (!dpdk) {
+    for (const conn::SocketAddress& address : options_.listen) require_free_port(address);
+  }
 
   crypto::TlsServerConfig tls;
   tls.certificate = certificate_.get();
@@ -122,11 +118,29 @@ Server::Server(const ServerOptions& options) : options_(options) {
   endpoint.connection.transport.max_udp_payload_size = wire::kDefaultMaxUdpPayloadSize;
   endpoint.connection.max_datagram_size = options_.max_udp_payload;
   endpoint.retry.mode = options_.retry;
-  endpoint.max_connections = per_shard;
   endpoint.stateless_reset_key = random_key(32);
   endpoint.address_token_key = random_key(16);
   endpoint.tracer_factory = qlog_.get();
+  if (dpdk) {
+    build_dpdk_shards(endpoint, tls);
+  } else {
+    const long online = sysconf(_SC_NPROCESSORS_ONLN);
+    const size_t cores =
+        options_.cores != 0 ? options_.cores : static_cast<size_t>(std::max(1L, online));
+    build_udp_shards(endpoint, tls, cores, (options_.max_connections + cores - 1) / cores);
+  }
+}
 
+void Server::add_apps(endpoint::Endpoint& endpoint, size_t per_shard) {
+  apps_.push_back(std::make_unique<ShardApps>(endpoint, per_shard, options_.root));
+  endpoints_.push_back(&endpoint);
+}
+
+void Server::build_udp_shards(const endpoint::EndpointConfig& base,
+                              const crypto::TlsServerConfig& tls, size_t cores, size_t per_shard) {
+  const long online = sysconf(_SC_NPROCESSORS_ONLN);
+  endpoint::EndpointConfig endpoint = base;
+  endpoint.max_connections = per_shard;
   for (size_t i = 0; i < cores; ++i) {
     tls_.push_back(crypto::TlsContext::create_server(tls));
     ShardConfig config;
@@ -139,30 +153,90 @@ Server::Server(const ServerOptions& options) : options_(options) {
     config.max_datagram_size = options_.max_udp_payload;
     config.busy_poll = options_.poll == PollMode::kBusy;
     shards_.push_back(std::make_unique<Shard>(config, *tls_.back()));
-    apps_.push_back(
-        std::make_unique<ShardApps>(shards_.back()->endpoint(), per_shard, options_.root));
+    add_apps(shards_.back()->endpoint(), per_shard);
     shards_.back()->set_application(&apps_.back()->router);
+    counters_.push_back(&shards_.back()->counters());
   }
   std::vector<Shard*> peers;
   for (auto& shard : shards_) peers.push_back(shard.get());
   for (auto& shard : shards_) shard->set_peers(peers);
 }
 
+void Server::build_dpdk_shards(const endpoint::EndpointConfig& base,
+                               const crypto::TlsServerConfig& tls) {
+  dpdk::DpdkRuntimeConfig config;
+  std::string error;
+  config.eal_arguments = dpdk::split_eal_arguments(options_.eal, error);
+  if (!error.empty()) throw std::runtime_error("--eal: " + error);
+  if (options_.ip) {
+    config.interface.ipv4 = options_.ip->address;
+    config.interface.ipv4_prefix = options_.ip->prefix_length;
+  }
+  if (options_.ip6) {
+    config.interface.ipv6 = options_.ip6->address;
+    config.interface.ipv6_prefix = options_.ip6->prefix_length;
+  }
+  if (options_.gateway) {
+    auto& gateway = options_.gateway->family == conn::AddressFamily::kIpv4
+                        ? config.interface.gateway4
+                        : config.interface.gateway6;
+    gateway = *options_.gateway;
+  }
+  // The ports of --listen (the addresses are --ip/--ip6 here).
+  for (const conn::SocketAddress& address : options_.listen) {
+    if (std::find(config.udp_ports.begin(), config.udp_ports.end(), address.port) ==
+        config.udp_ports.end()) {
+      config.udp_ports.push_back(address.port);
+    }
+  }
+  config.max_udp_payload = static_cast<uint32_t>(options_.max_udp_payload);
+  config.shards = options_.cores;
+  dpdk_ = std::make_unique<dpdk::DpdkRuntime>(config);
+  const size_t shards = dpdk_->shard_count();
+  endpoint::EndpointConfig endpoint = base;
+  endpoint.max_connections = (options_.max_connections + shards - 1) / shards;
+  endpoint.connection.max_datagram_size = dpdk_->max_udp_payload();
+  for (size_t i = 0; i < shards; ++i) {
+    tls_.push_back(crypto::TlsContext::create_server(tls));
+    dpdk::DpdkShard& shard = dpdk_->add_shard(endpoint, *tls_.back());
+    add_apps(shard.endpoint(), endpoint.max_connections);
+    shard.set_application(&apps_.back()->router);
+    counters_.push_back(&shard.counters());
+  }
+}
+
 Server::~Server() {
+  if (dpdk_) dpdk_->join();
   // Connections hold chunks from the applications' pools: drop them first.
-  for (auto& shard : shards_) shard->endpoint().reset_connections();
+  for (endpoint::Endpoint* endpoint : endpoints_) endpoint->reset_connections();
   apps_.clear();
   shards_.clear();
+  dpdk_.reset();
 }
 
 std::string Server::banner() const {
   std::string text = "dataplane: serving h3 and perf on ";
-  for (size_t i = 0; i < options_.listen.size(); ++i) {
-    text += (i ? ", " : "") + format_address(options_.listen[i]);
+  if (dpdk_) {
+    for (const auto& ip : {options_.ip, options_.ip6}) {
+      if (!ip) continue;
+      for (const conn::SocketAddress& listen : options_.listen) {
+        conn::SocketAddress address = ip->address;
+        address.port = listen.port;
+        text += format_address(address) + " ";
+      }
+    }
+    text += "with " + std::to_string(endpoints_.size()) + " shard" +
+            (endpoints_.size() == 1 ? "" : "s") + " (DPDK poll mode)\n";
+    text += "dataplane: " + dpdk_->describe() + "\n";
+  } else {
+    for (size_t i = 0; i < options_.listen.size(); ++i) {
+      text += (i ? ", " : "") + format_address(options_.listen[i]);
+    }
+    text += " with " + std::to_string(shards_.size()) + " shard" +
+            (shards_.size() == 1 ? "" : "s") + " (kernel UDP, GSO " +
+            (options_.gso ? "on" : "off") + ", " +
+            (options_.poll == PollMode::kBusy ? "busy poll" : "epoll") + ")\n";
   }
-  text += " with " + std::to_string(shards_.size()) + " shard" + (shards_.size() == 1 ? "" : "s") +
-          " (kernel UDP, GSO " + (options_.gso ? "on" : "off") + ", " +
-          (options_.poll == PollMode::kBusy ? "busy poll" : "epoll") + ")\n";
   text +=
       std::string("dataplane: certificate ") +
       (certificate_generated_ ? "self-signed (generated at start)" : options_.certificate_file) +
@@ -173,7 +247,7 @@ std::string Server::banner() const {
 
 CounterSnapshot Server::totals() const {
   CounterSnapshot snapshot;
-  for (const auto& shard : shards_) snapshot.add(shard->counters());
+  for (const ShardCounters* counters : counters_) snapshot.add(*counters);
   return snapshot;
 }
 
@@ -216,6 +290,7 @@ void Server::run() {
   for (auto& shard : shards_) {
     threads.emplace_back([this, s = shard.get()] { s->run(stop_); });
   }
+  if (dpdk_) dpdk_->launch(stop_);
   sigset_t signals;
   sigemptyset(&signals);
   sigaddset(&signals, SIGINT);
@@ -242,6 +317,7 @@ void Server::run() {
   stop_.store(true, std::memory_order_release);
   for (auto& shard : shards_) shard->wake();
   for (auto& thread : threads) thread.join();
+  if (dpdk_) dpdk_->join();
 }
 
 }  // namespace dpquic::dataplane

@@ -1,8 +1,10 @@
 #pragma once
-// The dataplane server: one shard per core, each with its own SO_REUSEPORT
-// sockets, endpoint, TLS context and applications (h3, perf), sharing only
-// the keys that must agree across shards (session tickets, stateless
-// resets, address tokens) and the steering rings.
+// The dataplane server: one shard per core, each with its own endpoint, TLS
+// context and applications (h3, perf), sharing only the keys that must
+// agree across shards (session tickets, stateless resets, address tokens)
+// and the steering rings. On kernel UDP each shard is a thread with its own
+// SO_REUSEPORT sockets; on DPDK each is a worker lcore with its own queue
+// pair, and the calling thread (the main lcore) only supervises.
 
 #include <atomic>
 #include <cstdint>
@@ -12,6 +14,7 @@
 
 #include "crypto/certificates.h"
 #include "crypto/tls_context.h"
+#include "dataplane/dpdk/dpdk_runtime.h"
 #include "dataplane/qlog/qlog_writer.h"
 #include "dataplane/server_options.h"
 #include "dataplane/shard/shard.h"
@@ -42,12 +45,21 @@ class Server {
   struct ShardApps;
   void print_stats(double seconds, const CounterSnapshot& previous, const CounterSnapshot& now);
 
+  void build_udp_shards(const endpoint::EndpointConfig& endpoint,
+                        const crypto::TlsServerConfig& tls, size_t cores, size_t per_shard);
+  void build_dpdk_shards(const endpoint::EndpointConfig& endpoint,
+                         const crypto::TlsServerConfig& tls);
+  void add_apps(endpoint::Endpoint& endpoint, size_t per_shard);
+
   ServerOptions options_;
   std::unique_ptr<crypto::CertificateChain> certificate_;
   std::unique_ptr<QlogFactory> qlog_;  // shared by the shards (thread-safe)
   bool certificate_generated_ = false;
   std::vector<std::unique_ptr<crypto::TlsContext>> tls_;
-  std::vector<std::unique_ptr<Shard>> shards_;
+  std::vector<std::unique_ptr<Shard>> shards_;  // kernel UDP
+  std::unique_ptr<dpdk::DpdkRuntime> dpdk_;
+  std::vector<endpoint::Endpoint*> endpoints_;  // of every shard, either backend
+  std::vector<const ShardCounters*> counters_;
   std::vector<std::unique_ptr<ShardApps>> apps_;
   std::atomic<bool> stop_{false};
 };

@@ -20,13 +20,17 @@ constexpr char kUsage[] =
     "protocol (ALPN perf). Without flags: kernel UDP on 127.0.0.1:4433 and [::1]:4433,\n"
     "a self-signed ECDSA P-256 certificate, synthetic responses (GET /<N> returns N bytes).\n"
     "\n"
-    "  --backend=udp|dpdk        I/O backend (default udp; dpdk is not built yet)\n"
+    "  --backend=udp|dpdk        I/O backend (default udp). dpdk: poll-mode shards on the\n"
+    "                            EAL worker lcores of --eal (the main lcore supervises),\n"
+    "                            DPDK port 0, addresses from --ip/--ip6; only the ports\n"
+    "                            of --listen apply; --poll and --gso do not\n"
     "  --listen=HOST:PORT        address to serve on; repeatable; IPv4 or [IPv6]\n"
     "                            (default 127.0.0.1:4433 and [::1]:4433)\n"
     "  --cert=PEM --key=PEM      certificate chain and private key (default: a fresh\n"
     "                            self-signed certificate; its SHA-256 fingerprint is printed)\n"
     "  --root=DIR                serve files under DIR (paths out of DIR get 404)\n"
-    "  --cores=N                 shards, one per core (default: the online cores)\n"
+    "  --cores=N                 shards, one per core (default: the online cores; dpdk:\n"
+    "                            the worker lcores)\n"
     "  --poll=epoll|busy         wait in epoll, or spin on the sockets (default epoll)\n"
     "  --retry=auto|always|never address validation with Retry (default auto: under load)\n"
     "  --max-connections=N       connections the server holds at once (default 4096)\n"
@@ -37,7 +41,9 @@ constexpr char kUsage[] =
     "                            (RFC 8899); 1452 or less turns discovery off\n"
     "  --qlog-dir=DIR            write one qlog (JSON-SEQ) per connection into DIR\n"
     "  --stats=SECONDS           print a summary line every SECONDS (default off)\n"
-    "  --eal=\"ARGS\"              DPDK EAL arguments (with --backend=dpdk)\n"
+    "  --eal=\"ARGS\"              DPDK EAL arguments (with --backend=dpdk), e.g.\n"
+    "                            \"-a 0000:3b:00.0 -l 0-3\" or, without a NIC,\n"
+    "                            \"--no-huge --no-pci --no-shconf --vdev=net_tap0,iface=dpq0\"\n"
     "  --ip=ADDR[/PREFIX]        the engine's IPv4 address and subnet (with --backend=dpdk)\n"
     "  --ip6=ADDR[/PREFIX]       the engine's IPv6 address and subnet (with --backend=dpdk)\n"
     "  --gateway=ADDR            next hop for peers off the subnet (with --backend=dpdk)\n"
@@ -228,6 +234,19 @@ std::optional<ServerOptions> parse_server_options(int argc, char** argv, std::st
       (options.ip || options.ip6 || options.gateway || !options.eal.empty())) {
     error = "dataplane: --ip, --ip6, --gateway and --eal apply to --backend=dpdk only";
     return std::nullopt;
+  }
+  if (options.backend == Backend::kDpdk && !options.ip && !options.ip6) {
+    error = "dataplane: --backend=dpdk needs --ip and/or --ip6: the engine's own address "
+            "(the kernel does not own it)";
+    return std::nullopt;
+  }
+  if (options.gateway) {
+    const bool v4 = options.gateway->family == conn::AddressFamily::kIpv4;
+    if ((v4 && !options.ip) || (!v4 && !options.ip6)) {
+      error = std::string("dataplane: --gateway is an IPv") + (v4 ? "4" : "6") +
+              " address but there is no --ip" + (v4 ? "" : "6");
+      return std::nullopt;
+    }
   }
   if (options.certificate_file.empty() != options.key_file.empty()) {
     error = "dataplane: --cert and --key go together";

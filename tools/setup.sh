@@ -19,8 +19,9 @@ packages=(
   ngtcp2-client ngtcp2-server
   # Fuzzing and sanitizers (--config=fuzz, --config=asan).
   clang-14 libclang-rt-14-dev
-  # Network namespaces for tests that leave loopback.
-  iproute2
+  # Network namespaces for tests that leave loopback; ping for the DPDK
+  # backend's ICMP test; dpdk-telemetry.py (dpdk-dev) reads its counters.
+  iproute2 iputils-ping dpdk-dev
 )
 
 if [[ $# -gt 0 ]]; then

@@ -13,8 +13,6 @@
 #include <stdexcept>
 #include <string>
 
-#include "quic/conn/cid_generator.h"
-
 namespace dpquic::dataplane {
 
 namespace {
@@ -27,18 +25,12 @@ constexpr Duration kSpinThreshold = 50'000;  // closer deadlines are spun for, n
 
 }  // namespace
 
-Instant monotonic_now() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<Instant>(ts.tv_sec) * kSecond + static_cast<Instant>(ts.tv_nsec);
-}
-
-Shard::Shard(const ShardConfig& config, crypto::TlsContext& tls) : config_(config) {
+Shard::Shard(const ShardConfig& config, crypto::TlsContext& tls)
+    : config_(config), core_(config.endpoint, config.shard_count, tls) {
   const size_t segment = config_.max_datagram_size;
   if (segment < 1200 || segment > transmit::kMaxSegmentSize) {
     throw std::runtime_error("shard: max_datagram_size must be 1200..16383");
   }
-  endpoint_ = std::make_unique<endpoint::Endpoint>(config_.endpoint, mb_, tls);
   for (const conn::SocketAddress& address : config_.listen) {
     UdpSocketOptions options;
     options.bind = address;
@@ -82,10 +74,7 @@ Shard::Shard(const ShardConfig& config, crypto::TlsContext& tls) : config_(confi
 }
 
 Shard::~Shard() {
-  // Connections hold chunks of the application's pools: drop them while
-  // the application still exists (it is destroyed after the shard only if
-  // its owner ordered it so; dropping here is safe either way).
-  if (endpoint_) endpoint_->reset_connections();
+  // (ShardCore drops the connections, which hold the application's chunks.)
   if (epoll_fd_ >= 0) close(epoll_fd_);
   if (wake_fd_ >= 0) close(wake_fd_);
 }
@@ -118,24 +107,11 @@ void Shard::wake() {
 
 void Shard::deliver(Instant now, const conn::PathAddresses& path, transmit::EcnCodepoint ecn,
                     std::span<uint8_t> bytes) {
-  if (config_.shard_count > 1 && !bytes.empty()) {
-    // The DCID of the first packet names the owner (RFC 9000 §5.2).
-    std::span<const uint8_t> dcid;
-    const auto& layout = config_.endpoint.cid_layout;
-    if ((bytes[0] & 0x80) == 0) {
-      if (bytes.size() >= 1 + layout.cid_length) dcid = bytes.subspan(1, layout.cid_length);
-    } else if (bytes.size() >= 6 && bytes.size() >= 6u + bytes[5]) {
-      dcid = bytes.subspan(6, bytes[5]);
-    }
-    if (!dcid.empty()) {
-      const auto owner = conn::CidGenerator::core_of(dcid, layout);
-      if (owner && *owner != config_.endpoint.core_id && *owner < config_.shard_count) {
-        if (!steer(*owner, path, ecn, bytes)) ++steering_drops_;
-        return;
-      }
-    }
+  if (const auto owner = core_.foreign_owner(bytes)) {
+    if (!steer(*owner, path, ecn, bytes)) ++steering_drops_;
+    return;
   }
-  endpoint_->handle_datagram(now, path, ecn, bytes);
+  core_.endpoint().handle_datagram(now, path, ecn, bytes);
 }
 
 bool Shard::steer(uint8_t owner, const conn::PathAddresses& path, transmit::EcnCodepoint ecn,
@@ -163,7 +139,7 @@ bool Shard::drain_steered(Instant now) {
     for (size_t budget = config_.steering_ring_slots; budget != 0; --budget) {
       SteeredDatagram* item = ring->consumer_slot();
       if (item == nullptr) break;
-      endpoint_->handle_datagram(now, item->path, item->ecn, {item->bytes, item->length});
+      core_.endpoint().handle_datagram(now, item->path, item->ecn, {item->bytes, item->length});
       ring->consumer_release();
       ++steered_in_;
       any = true;
@@ -184,17 +160,6 @@ bool Shard::receive_socket(Instant now, UdpSocket& socket) {
     // A short batch means the socket is drained (datagrams kept from a GRO
     // split come back first on the next call, without a system call).
     if (count < UdpSocket::kReceiveBatch && !socket.has_pending()) break;
-  }
-  return any;
-}
-
-bool Shard::dispatch_events(Instant now) {
-  bool any = false;
-  endpoint::EndpointEvent event;
-  while (endpoint_->poll_event(event)) {
-    any = true;
-    if (event.event.type == conn::ConnectionEventType::kEstablished) ++handshakes_;
-    if (application_ != nullptr) application_->on_event(now, event);
   }
   return any;
 }
@@ -222,7 +187,7 @@ bool Shard::transmit(Instant now) {
   conn::PathAddresses path;
   bool any = false;
   // Bounded: each connection stops at its congestion window or pacer.
-  for (int bursts = 0; bursts < 1024 && endpoint_->poll_transmit(now, buffers, burst, path);
+  for (int bursts = 0; bursts < 1024 && core_.endpoint().poll_transmit(now, buffers, burst, path);
        ++bursts) {
     any = true;
     UdpSocket* socket = socket_for(path.local);
@@ -261,7 +226,7 @@ bool Shard::transmit(Instant now) {
 }
 
 void Shard::publish_counters() {
-  const auto& stats = endpoint_->stats();
+  const auto& stats = core_.endpoint().stats();
   uint64_t in = 0, out = 0, bytes_in = 0, bytes_out = 0, truncated = 0, fallbacks = 0;
   for (const auto& socket : sockets_) {
     const UdpSocketStats& s = socket->stats();
@@ -273,8 +238,8 @@ void Shard::publish_counters() {
     fallbacks += s.gso_fallbacks;
   }
   constexpr auto kRelaxed = std::memory_order_relaxed;
-  counters_.connections.store(endpoint_->connection_count(), kRelaxed);
-  counters_.handshakes.store(handshakes_, kRelaxed);
+  counters_.connections.store(core_.endpoint().connection_count(), kRelaxed);
+  counters_.handshakes.store(core_.handshakes(), kRelaxed);
   counters_.datagrams_in.store(in, kRelaxed);
   counters_.datagrams_out.store(out, kRelaxed);
   counters_.bytes_in.store(bytes_in, kRelaxed);
@@ -292,18 +257,10 @@ bool Shard::poll_once(Instant now) {
   bool any = false;
   for (auto& socket : sockets_) any |= receive_socket(now, *socket);
   any |= drain_steered(now);
-  if (endpoint_->poll_timeout() <= now) {
-    endpoint_->handle_timeout(now);
-    any = true;
-  }
-  any |= dispatch_events(now);
-  if (application_ != nullptr) application_->pump(now);
+  any |= core_.service(now);
   any |= transmit(now);
-  // Transmitting can finish streams and close connections: tell the
-  // application now rather than after the next sleep.
-  if (dispatch_events(now)) {
+  if (core_.after_transmit(now)) {
     any = true;
-    if (application_ != nullptr) application_->pump(now);
     transmit(now);
   }
   publish_counters();
@@ -312,8 +269,7 @@ bool Shard::poll_once(Instant now) {
 
 void Shard::wait(Instant limit) {
   const Instant now = monotonic_now();
-  Instant deadline = std::min(limit, endpoint_->poll_timeout());
-  if (application_ != nullptr && application_->wants_pump()) deadline = now;
+  const Instant deadline = std::min(limit, core_.next_deadline(now));
   if (deadline <= now || deadline - now < kSpinThreshold || config_.busy_poll) return;
   sleeping_.store(true, std::memory_order_relaxed);
   // A store then a load on each side (Dekker): without a full fence the
@@ -346,14 +302,7 @@ void Shard::wait(Instant limit) {
   sleeping_.store(false, std::memory_order_release);
 }
 
-void Shard::close_all(Instant now) {
-  if (application_ != nullptr) application_->shutdown(now);
-  for (size_t handle = 0; handle < config_.endpoint.max_connections; ++handle) {
-    if (endpoint_->connection(static_cast<endpoint::ConnectionHandle>(handle)) != nullptr) {
-      endpoint_->close(now, static_cast<endpoint::ConnectionHandle>(handle), 0, "server stopping");
-    }
-  }
-}
+void Shard::close_all(Instant now) { core_.close_all(now); }
 
 void Shard::run(const std::atomic<bool>& stop) {
   if (config_.cpu >= 0) {
@@ -367,10 +316,10 @@ void Shard::run(const std::atomic<bool>& stop) {
   }
   const Instant drain_end = monotonic_now() + config_.drain_timeout;
   close_all(monotonic_now());
-  while (endpoint_->connection_count() != 0 && monotonic_now() < drain_end) {
+  while (core_.endpoint().connection_count() != 0 && monotonic_now() < drain_end) {
     if (!poll_once(monotonic_now())) wait(std::min(drain_end, monotonic_now() + 10 * kMillisecond));
   }
-  endpoint_->reset_connections();
+  core_.endpoint().reset_connections();
   publish_counters();
 }
 

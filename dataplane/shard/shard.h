@@ -18,9 +18,9 @@
 #include <memory>
 #include <vector>
 
-#include "crypto/mb_manager.h"
 #include "crypto/tls_context.h"
 #include "dataplane/app/application.h"
+#include "dataplane/shard/shard_core.h"
 #include "dataplane/shard/shard_counters.h"
 #include "dataplane/shard/spsc_ring.h"
 #include "dataplane/udp/udp_socket.h"
@@ -64,8 +64,6 @@ struct SteeredDatagram {
   uint8_t bytes[kMaxBytes];
 };
 
-Instant monotonic_now();
-
 class Shard {
  public:
   // Opens the sockets (throws std::runtime_error naming the address on
@@ -78,7 +76,7 @@ class Shard {
   // Steering peers, indexed by core id (this shard included); set before
   // run() by whoever created them all.
   void set_peers(std::vector<Shard*> peers) { peers_ = std::move(peers); }
-  void set_application(Application* application) { application_ = application; }
+  void set_application(Application* application) { core_.set_application(application); }
 
   // Runs until `stop` is set, then closes every connection gracefully and
   // drains (at most drain_timeout). Pins the calling thread to config.cpu.
@@ -97,7 +95,7 @@ class Shard {
   // Closes every connection of the endpoint with NO_ERROR.
   void close_all(Instant now);
 
-  endpoint::Endpoint& endpoint() { return *endpoint_; }
+  endpoint::Endpoint& endpoint() { return core_.endpoint(); }
   const ShardCounters& counters() const { return counters_; }
   const std::vector<std::unique_ptr<UdpSocket>>& sockets() const { return sockets_; }
   uint8_t core_id() const { return config_.endpoint.core_id; }
@@ -110,15 +108,12 @@ class Shard {
   bool steer(uint8_t owner, const conn::PathAddresses& path, transmit::EcnCodepoint ecn,
              std::span<const uint8_t> bytes);
   bool drain_steered(Instant now);
-  bool dispatch_events(Instant now);
   bool transmit(Instant now);
   UdpSocket* socket_for(const conn::SocketAddress& local);
   void publish_counters();
 
   ShardConfig config_;
-  crypto::MbManager mb_;
-  std::unique_ptr<endpoint::Endpoint> endpoint_;
-  Application* application_ = nullptr;
+  ShardCore core_;
   std::vector<std::unique_ptr<UdpSocket>> sockets_;
   std::vector<std::unique_ptr<SpscRing<SteeredDatagram>>> inbound_;  // by producer core
   std::vector<Shard*> peers_;
@@ -131,7 +126,6 @@ class Shard {
   // Where the datagrams of the last burst are: a train at its segment size.
   std::vector<uint8_t*> sent_slices_;
   ShardCounters counters_;
-  uint64_t handshakes_ = 0;
   uint64_t steered_out_ = 0, steered_in_ = 0, steering_drops_ = 0, send_drops_ = 0;
 };
 

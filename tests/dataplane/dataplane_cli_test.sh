@@ -34,7 +34,8 @@ port=$(python3 -c 'import socket; s=socket.socket(socket.AF_INET, socket.SOCK_DG
 
 expect_error "unknown flag --frobnicate" --frobnicate=1
 expect_error "expected udp or dpdk" --backend=tcp
-expect_error "DPDK backend is not built yet" --backend=dpdk
+expect_error "needs --ip and/or --ip6" --backend=dpdk
+expect_error "there is no --ip6" --backend=dpdk --ip=10.0.0.2/24 --gateway=fd00::1
 expect_error "--listen=nowhere" --listen=nowhere
 expect_error "--listen=127.0.0.1:99999" --listen=127.0.0.1:99999
 expect_error "--cores=0" --cores=0

@@ -1,0 +1,204 @@
+#pragma once
+// A poll-mode shard on DPDK: one worker lcore owning one RX and one TX queue
+// of a port, its endpoint and application (ShardCore, as on kernel UDP), a
+// neighbour cache and the inbound steering rings. A loop iteration:
+//
+//   rte_eth_rx_burst (32) -> parse Ethernet/IP/UDP (frame.h):
+//     UDP to one of our ports -> DCID names another core? hand the mbuf to
+//       that shard's rte_ring (zero copy) : endpoint handle_datagram;
+//     ARP/ND/ICMP echo -> answered in place in the same mbuf;
+//     anything else -> dropped and counted by reason;
+//   steered mbufs from the other shards' rings -> endpoint;
+//   timers, events, application pump (ShardCore::service);
+//   poll_transmit into mbuf data areas (headroom kept for the headers; the
+//     AEAD seals straight into the mbuf) -> headers -> rte_eth_tx_burst.
+//
+// TX goes through an rte_eth_dev_tx_buffer that sends when 64 packets are
+// staged and is drained at the end of every transmit round (the point after
+// which the endpoint has nothing more to send until new input or a timer);
+// mbufs the queue does not take are freed and counted, never retried.
+//
+// Nothing allocates from the heap in the loop: mbufs come from the port's
+// pool (per-lcore cache), everything else is sized in the constructor.
+
+#include <rte_ethdev.h>
+#include <rte_mbuf.h>
+#include <rte_ring.h>
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <vector>
+
+#include "crypto/tls_context.h"
+#include "dataplane/app/application.h"
+#include "dataplane/dpdk/frame.h"
+#include "dataplane/dpdk/neighbour_cache.h"
+#include "dataplane/shard/shard_core.h"
+#include "dataplane/shard/shard_counters.h"
+#include "quic/endpoint/endpoint.h"
+#include "quic/transmit/burst.h"
+
+namespace dpquic::dataplane::dpdk {
+
+struct DpdkShardConfig {
+  endpoint::EndpointConfig endpoint;  // core_id names this shard
+  size_t shard_count = 1;
+  uint16_t port_id = 0;
+  uint16_t queue_id = 0;
+  rte_mempool* pool = nullptr;  // the port's mbuf pool
+  InterfaceAddresses interface;
+  // UDP ports we terminate (servers: the listen ports; clients: the ports
+  // they connect from). Datagrams to others are dropped and counted.
+  std::vector<uint16_t> udp_ports;
+  // The largest UDP payload a burst datagram may have (the PMTU search
+  // ceiling), at most what the port's MTU and mbufs allow.
+  size_t max_datagram_size = 1452;
+  bool tx_ip_checksum_offload = false;
+  bool tx_udp_checksum_offload = false;
+  bool rx_checksum_offload = false;
+  // UDP checksums of received datagrams in software when the NIC does not
+  // check them. Off by default: every QUIC packet is authenticated (AEAD),
+  // so a corrupted datagram fails to open and is dropped anyway, and a
+  // software sum over every received byte costs as much as the decryption
+  // on ports without RX checksum offload. IPv4 header and ICMP checksums
+  // are always checked.
+  bool verify_udp_checksum = false;
+  // Inbound steering ring size per producer shard (a power of two).
+  unsigned steering_ring_size = 1024;
+  Duration drain_timeout = 3 * kSecond;
+};
+
+// Per-shard figures beyond ShardCounters, read by their own thread (or
+// after it stopped).
+struct DpdkShardStats {
+  uint64_t rx_frames = 0;
+  uint64_t rx_datagrams = 0;      // UDP datagrams handed to an endpoint
+  uint64_t rx_bytes = 0;          // their UDP payload bytes
+  uint64_t tx_datagrams = 0;      // QUIC datagrams the TX queue took
+  uint64_t tx_bytes = 0;          // their UDP payload bytes
+  uint64_t tx_dropped = 0;        // mbufs the TX queue refused (freed)
+  uint64_t tx_no_mbuf = 0;        // transmit rounds cut short by an empty pool
+  uint64_t neighbour_misses = 0;  // datagrams dropped: next hop not resolved
+  uint64_t neighbour_held = 0;    // datagrams held while resolving, sent later
+  uint64_t solicitations = 0;     // ARP requests and NS sent
+  uint64_t arp_replies = 0, neighbour_adverts = 0, echo_replies = 0;
+  uint64_t unknown_port = 0;   // UDP to a port we do not serve
+  uint64_t multi_segment = 0;  // chained mbufs (not supported on RX)
+  uint64_t steered_out = 0, steered_in = 0, steering_drops = 0;
+  std::array<uint64_t, static_cast<size_t>(DropReason::kCount)> frame_drops{};
+  // TSC cycles spent in transmit rounds that sent datagrams (poll_transmit,
+  // sealing, headers, TX burst) and those datagrams: cycles per packet for
+  // benches.
+  uint64_t tx_cycles = 0;
+  uint64_t build_cycles = 0;  // of which in poll_transmit (QUIC packets, sealed)
+  uint64_t tx_cycle_datagrams = 0;
+
+  uint64_t total_frame_drops() const;
+};
+
+// CLOCK_MONOTONIC nanoseconds extrapolated from the TSC (EAL measured its
+// rate): what a shard's poll loop feeds its endpoint.
+class TscClock {
+ public:
+  TscClock();
+  Instant now() const;
+
+ private:
+  uint64_t tsc_origin_;
+  Instant time_origin_;
+  double nanoseconds_per_cycle_;
+};
+
+class DpdkShard {
+ public:
+  // Creates the endpoint and this shard's inbound steering rings; throws
+  // std::runtime_error on bad configuration (start-up only).
+  DpdkShard(const DpdkShardConfig& config, crypto::TlsContext& tls);
+  ~DpdkShard();
+  DpdkShard(const DpdkShard&) = delete;
+  DpdkShard& operator=(const DpdkShard&) = delete;
+
+  // Steering peers, indexed by core id (this shard included).
+  void set_peers(std::vector<DpdkShard*> peers) { peers_ = std::move(peers); }
+  void set_application(Application* application) { core_.set_application(application); }
+
+  // One iteration; true when it did any work.
+  bool poll_once(Instant now);
+  // Polls until `stop`, then closes every connection and drains (at most
+  // drain_timeout). Runs on the calling lcore, with `now` from the TSC
+  // (invariant on the CPUs DPDK supports; a vDSO clock_gettime per spin
+  // costs more than an idle iteration).
+  void run(const std::atomic<bool>& stop);
+  void close_all(Instant now) { core_.close_all(now); }
+
+  ShardCore& core() { return core_; }
+  endpoint::Endpoint& endpoint() { return core_.endpoint(); }
+  const ShardCounters& counters() const { return counters_; }
+  const DpdkShardStats& stats() const { return stats_; }
+  const NeighbourCache& neighbours() const { return neighbours_; }
+  uint8_t core_id() const { return core_.core_id(); }
+  // The port's queue a test may inject into to force a datagram onto this
+  // shard: hands `mbuf` to the receive path as if rte_eth_rx_burst had
+  // returned it (the shard frees it).
+  void inject_frame(Instant now, rte_mbuf* mbuf);
+
+ private:
+  rte_ring* inbound_from(uint8_t producer) const { return inbound_[producer]; }
+  bool receive(Instant now);
+  // Classifies one frame and consumes the mbuf (frees, answers or steers).
+  void handle_frame(Instant now, rte_mbuf* mbuf, bool may_steer);
+  bool drain_steered(Instant now);
+  bool transmit(Instant now);
+  bool transmit_round(Instant now);
+  bool refill_lent();
+  void send_control(rte_mbuf* mbuf);
+  void solicit(const conn::SocketAddress& next_hop, Instant now);
+  // Writes the headers in front of the datagram in `mbuf` and stages it.
+  void emit(rte_mbuf* mbuf, uint16_t length, const conn::PathAddresses& path,
+            transmit::EcnCodepoint ecn, const MacAddress& destination);
+  // Sends held datagrams whose next hop got resolved; drops expired ones.
+  void flush_pending(Instant now);
+  bool serves_port(uint16_t port) const;
+  void release(rte_mbuf* mbuf);
+  void flush_released();
+  void flush_tx();
+  void publish_counters();
+
+  DpdkShardConfig config_;
+  ShardCore core_;
+  NeighbourCache neighbours_;
+  std::vector<rte_ring*> inbound_;  // by producer core; null for this one
+  std::vector<DpdkShard*> peers_;
+  rte_eth_dev_tx_buffer* tx_buffer_ = nullptr;
+  uint64_t tx_refused_ = 0;  // counted by DPDK's tx buffer callback
+  std::array<rte_mbuf*, 32> rx_{};
+  std::array<rte_mbuf*, 64> released_{};
+  size_t released_count_ = 0;
+  // mbufs lent to the burst builder: allocated in bulk, kept across rounds.
+  std::array<rte_mbuf*, transmit::kMaxBurstDatagrams> lent_{};
+  std::array<uint8_t*, transmit::kMaxBurstDatagrams> lent_data_{};
+  size_t lent_count_ = 0;
+  size_t lend_capacity_ = 0;
+  uint16_t ipv4_id_ = 0;
+  uint32_t idle_iterations_ = 0;  // since counters were last published
+  // Datagrams waiting for their next hop's MAC (a client's first flight, a
+  // peer reached through a gateway not yet resolved), sent when ARP/ND
+  // answers, dropped after kPendingLifetime.
+  struct PendingDatagram {
+    rte_mbuf* mbuf = nullptr;
+    uint16_t length = 0;
+    conn::PathAddresses path;
+    conn::SocketAddress next_hop;
+    transmit::EcnCodepoint ecn = transmit::EcnCodepoint::kNotEct;
+    Instant held_at = 0;
+  };
+  static constexpr size_t kMaxPending = 16;
+  static constexpr Duration kPendingLifetime = 3 * kSecond;
+  std::array<PendingDatagram, kMaxPending> pending_{};
+  size_t pending_count_ = 0;
+  ShardCounters counters_;
+  DpdkShardStats stats_;
+};
+
+}  // namespace dpquic::dataplane::dpdk

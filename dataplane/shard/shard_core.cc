@@ -1,0 +1,85 @@
+#include "dataplane/shard/shard_core.h"
+
+#include <time.h>
+
+#include <algorithm>
+
+#include "quic/conn/cid_generator.h"
+
+namespace dpquic::dataplane {
+
+Instant monotonic_now() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<Instant>(ts.tv_sec) * kSecond + static_cast<Instant>(ts.tv_nsec);
+}
+
+ShardCore::ShardCore(const endpoint::EndpointConfig& config, size_t shard_count,
+                     crypto::TlsContext& tls)
+    : config_(config), shard_count_(shard_count) {
+  endpoint_ = std::make_unique<endpoint::Endpoint>(config_, mb_, tls);
+}
+
+ShardCore::~ShardCore() {
+  // Connections hold chunks of the application's pools: drop them while
+  // the application still exists.
+  if (endpoint_) endpoint_->reset_connections();
+}
+
+std::optional<uint8_t> ShardCore::foreign_owner(std::span<const uint8_t> datagram) const {
+  if (shard_count_ <= 1 || datagram.empty()) return std::nullopt;
+  std::span<const uint8_t> dcid;
+  const auto& layout = config_.cid_layout;
+  if ((datagram[0] & 0x80) == 0) {
+    if (datagram.size() >= 1 + layout.cid_length) dcid = datagram.subspan(1, layout.cid_length);
+  } else if (datagram.size() >= 6 && datagram.size() >= 6u + datagram[5]) {
+    dcid = datagram.subspan(6, datagram[5]);
+  }
+  if (dcid.empty()) return std::nullopt;
+  const auto owner = conn::CidGenerator::core_of(dcid, layout);
+  if (!owner || *owner == config_.core_id || *owner >= shard_count_) return std::nullopt;
+  return owner;
+}
+
+bool ShardCore::dispatch_events(Instant now) {
+  bool any = false;
+  endpoint::EndpointEvent event;
+  while (endpoint_->poll_event(event)) {
+    any = true;
+    if (event.event.type == conn::ConnectionEventType::kEstablished) ++handshakes_;
+    if (application_ != nullptr) application_->on_event(now, event);
+  }
+  return any;
+}
+
+bool ShardCore::service(Instant now) {
+  bool any = false;
+  if (endpoint_->poll_timeout() <= now) {
+    endpoint_->handle_timeout(now);
+    any = true;
+  }
+  any |= dispatch_events(now);
+  if (application_ != nullptr) application_->pump(now);
+  return any;
+}
+
+bool ShardCore::after_transmit(Instant now) {
+  if (!dispatch_events(now)) return false;
+  if (application_ != nullptr) application_->pump(now);
+  return true;
+}
+
+Instant ShardCore::next_deadline(Instant now) {
+  if (application_ != nullptr && application_->wants_pump()) return now;
+  return endpoint_->poll_timeout();
+}
+
+void ShardCore::close_all(Instant now) {
+  if (application_ != nullptr) application_->shutdown(now);
+  for (size_t handle = 0; handle < config_.max_connections; ++handle) {
+    const auto h = static_cast<endpoint::ConnectionHandle>(handle);
+    if (endpoint_->connection(h) != nullptr) endpoint_->close(now, h, 0, "server stopping");
+  }
+}
+
+}  // namespace dpquic::dataplane

@@ -1,0 +1,78 @@
+#pragma once
+// What every shard runs whatever its I/O: the core's ipsec-mb manager and
+// endpoint, the application on top, and the endpoint's drain order between
+// input and output. The kernel-UDP shard (shard.h) and the DPDK shard
+// (dataplane/dpdk/dpdk_shard.h) differ only in how datagrams come in and go
+// out; both drive this the same way:
+//
+//   for each received datagram: owner_of() -> this core: endpoint().handle_datagram,
+//                                             another: hand it to that shard;
+//   service(now);                    timers, events -> application, pump;
+//   transmit via endpoint().poll_transmit;
+//   if (after_transmit(now)) transmit again;
+//   sleep or spin until next_deadline(now).
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+
+#include "crypto/mb_manager.h"
+#include "crypto/tls_context.h"
+#include "dataplane/app/application.h"
+#include "quic/endpoint/endpoint.h"
+
+namespace dpquic::dataplane {
+
+// CLOCK_MONOTONIC in nanoseconds: the `now` every shard feeds its endpoint.
+Instant monotonic_now();
+
+class ShardCore {
+ public:
+  // `tls` must outlive the core. config.core_id names this shard among
+  // `shard_count`.
+  ShardCore(const endpoint::EndpointConfig& config, size_t shard_count, crypto::TlsContext& tls);
+  ~ShardCore();
+  ShardCore(const ShardCore&) = delete;
+  ShardCore& operator=(const ShardCore&) = delete;
+
+  endpoint::Endpoint& endpoint() { return *endpoint_; }
+  const endpoint::Endpoint& endpoint() const { return *endpoint_; }
+  void set_application(Application* application) { application_ = application; }
+  uint8_t core_id() const { return config_.core_id; }
+  size_t shard_count() const { return shard_count_; }
+  const endpoint::EndpointConfig& config() const { return config_; }
+
+  // The core a datagram belongs to when that is another shard: the DCID of
+  // its first packet names it (RFC 9000 §5.2; QUIC-LB core byte). nullopt:
+  // this shard handles it (its own, unroutable, or a new client-chosen DCID).
+  std::optional<uint8_t> foreign_owner(std::span<const uint8_t> datagram) const;
+
+  // Timers when due, then events to the application, then its pump. True
+  // when anything happened.
+  bool service(Instant now);
+  // After a transmit round: transmitting can finish streams and close
+  // connections; when it produced events they are dispatched and the
+  // application pumped, and the caller transmits once more (returns true).
+  bool after_transmit(Instant now);
+  // When the shard must run again: the endpoint's deadline, or now when the
+  // application has work waiting for buffers.
+  Instant next_deadline(Instant now);
+  // Graceful stop: the application closes its connections with its
+  // protocol's code, the rest get NO_ERROR.
+  void close_all(Instant now);
+
+  uint64_t handshakes() const { return handshakes_; }
+
+ private:
+  bool dispatch_events(Instant now);
+
+  endpoint::EndpointConfig config_;
+  size_t shard_count_;
+  crypto::MbManager mb_;
+  std::unique_ptr<endpoint::Endpoint> endpoint_;
+  Application* application_ = nullptr;
+  uint64_t handshakes_ = 0;
+};
+
+}  // namespace dpquic::dataplane

@@ -1,0 +1,250 @@
+// The DPDK backend's send path, measured side by side in one run:
+//   - one connection, perf download of --bytes between our client shard (main
+//     lcore) and our server shard (a worker lcore) over two ring ports wired
+//     straight to each other (hugepage mbufs with --in-memory);
+//   - the server shard's TSC cycles in its transmit path per datagram
+//     (poll_transmit, sealing, headers, TX burst), and its busy cycles per
+//     datagram over the whole loop (receive and ACK processing included);
+//   - ipsec-mb's raw AES-128-GCM seal of a datagram of the same average size
+//     on the same lcore right after: the floor (target: send path <= 2.5x);
+//   - goodput, and heap allocations in the process after the handshake.
+// `bazel run -c opt //tools/bench:dpdk_send_bench -- --help`.
+#include <intel-ipsec-mb.h>
+#include <rte_cycles.h>
+#include <rte_eal.h>
+#include <rte_launch.h>
+#include <rte_lcore.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "dataplane/dpdk/eal.h"
+#include "dataplane/shard/shard_core.h"
+#include "tests/dataplane/dpdk/dpdk_rig.h"
+#include "tests/util/allocation_counter.h"
+
+namespace dpquic::dataplane::dpdk {
+namespace {
+
+constexpr const char* kDefaultEal =
+    "--in-memory --no-pci --no-telemetry -l 0-1 --log-level=*:error";
+
+struct Options {
+  uint64_t bytes = 10'000'000'000ull;
+  uint32_t max_udp_payload = 1452;
+  std::string eal = kDefaultEal;
+  bool verify_udp_checksum = false;
+};
+
+const char kUsage[] =
+    "usage: dpdk_send_bench [--bytes=N] [--max-udp-payload=N] [--eal=\"ARGS\"]\n"
+    "                       [--verify-udp-checksum]\n"
+    "  --bytes=N              perf download size (default 10000000000)\n"
+    "  --max-udp-payload=N    datagram ceiling, 1200..9000 (default 1452)\n"
+    "  --eal=\"ARGS\"           EAL arguments; two lcores at least (default\n"
+    "                         \"--in-memory --no-pci --no-telemetry -l 0-1 --log-level=*:error\":\n"
+    "                         needs hugepages, e.g. echo 512 > /proc/sys/vm/nr_hugepages;\n"
+    "                         use \"--no-huge -m 1024 --no-pci --no-telemetry -l 0-1\" without)\n"
+    "  --verify-udp-checksum  check UDP checksums on receive in software (the\n"
+    "                         shards' default relies on QUIC's AEAD instead)\n";
+
+bool parse(int argc, char** argv, Options& options) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    const size_t equals = arg.find('=');
+    const std::string_view flag = arg.substr(0, equals);
+    const std::string value(equals == std::string_view::npos ? "" : arg.substr(equals + 1));
+    char* end = nullptr;
+    if (flag == "--help") {
+      std::fputs(kUsage, stdout);
+      std::exit(0);
+    } else if (flag == "--bytes") {
+      options.bytes = std::strtoull(value.c_str(), &end, 10);
+      if (end == value.c_str() || *end != '\0' || options.bytes == 0) return false;
+    } else if (flag == "--max-udp-payload") {
+      const unsigned long v = std::strtoul(value.c_str(), &end, 10);
+      if (end == value.c_str() || *end != '\0' || v < 1200 || v > 9000) return false;
+      options.max_udp_payload = static_cast<uint32_t>(v);
+    } else if (flag == "--eal") {
+      options.eal = value;
+    } else if (flag == "--verify-udp-checksum") {
+      options.verify_udp_checksum = true;
+    } else {
+      return false;
+    }
+  }
+  return true;
+}
+
+struct ServerLoop {
+  DpdkShard* shard = nullptr;
+  std::atomic<bool> stop{false};
+  uint64_t busy_cycles = 0;
+};
+
+int run_server(void* argument) {
+  auto* loop = static_cast<ServerLoop*>(argument);
+  const TscClock clock;
+  while (!loop->stop.load(std::memory_order_acquire)) {
+    const uint64_t start = rte_rdtsc();
+    if (loop->shard->poll_once(clock.now())) loop->busy_cycles += rte_rdtsc() - start;
+  }
+  return 0;
+}
+
+struct RawSeal {
+  size_t payload = 1452;
+  size_t packets = 200'000;
+  double cycles_per_packet = 0;
+};
+
+// ipsec-mb's AES-128-GCM seal alone, out of place, 16-byte tag, a 20-byte
+// header as AAD: what a datagram of `payload` bytes costs at the least.
+int run_raw_seal(void* argument) {
+  auto* raw = static_cast<RawSeal*>(argument);
+  IMB_MGR* manager = alloc_mb_mgr(0);
+  if (manager == nullptr) return -1;
+  init_mb_mgr_auto(manager, nullptr);
+  alignas(64) gcm_key_data key;
+  const uint8_t key_bytes[16] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
+  IMB_AES128_GCM_PRE(manager, key_bytes, &key);
+  gcm_context_data context;
+  std::vector<uint8_t> in(raw->payload, 0x17), out(raw->payload + 16);
+  uint8_t iv[12] = {};
+  uint8_t header[20] = {0x40};
+  for (int pass = 0; pass < 2; ++pass) {  // the first pass warms caches and clocks
+    const uint64_t start = rte_rdtsc();
+    for (size_t i = 0; i < raw->packets; ++i) {
+      std::memcpy(iv + 4, &i, sizeof(i));
+      IMB_AES128_GCM_ENC(manager, &key, &context, out.data(), in.data(), raw->payload - 36, iv,
+                         header, sizeof(header), out.data() + raw->payload - 36, 16);
+    }
+    raw->cycles_per_packet =
+        static_cast<double>(rte_rdtsc() - start) / static_cast<double>(raw->packets);
+  }
+  free_mb_mgr(manager);
+  return 0;
+}
+
+class Outcome final : public PerfResponseHandler {
+ public:
+  void on_complete(uint64_t, const PerfOutcome& outcome) override {
+    done = true;
+    result = outcome;
+  }
+  bool done = false;
+  PerfOutcome result;
+};
+
+int bench(const Options& options) {
+  std::string error;
+  const auto arguments = split_eal_arguments(options.eal, error);
+  if (!error.empty()) {
+    std::fprintf(stderr, "dpdk_send_bench: --eal: %s\n", error.c_str());
+    return 2;
+  }
+  init_eal("dpdk_send_bench", arguments);
+  const unsigned worker = rte_get_next_lcore(rte_get_main_lcore(), 1, 0);
+  if (worker >= RTE_MAX_LCORE) {
+    std::fprintf(stderr, "dpdk_send_bench: needs two lcores (e.g. -l 0-1 in --eal)\n");
+    return 2;
+  }
+  DpdkRigOptions rig_options;
+  rig_options.wiring = DpdkRigOptions::Wiring::kDirect;
+  rig_options.max_udp_payload = options.max_udp_payload;
+  rig_options.verify_udp_checksum = options.verify_udp_checksum;
+  auto rig = std::make_unique<DpdkRig>(rig_options);
+
+  ServerLoop server;
+  server.shard = &rig->server(0);
+  rte_eal_remote_launch(run_server, &server, worker);
+
+  Outcome outcome;
+  const TscClock clock;
+  const auto handle = rig->connect(clock.now());
+  rig->perf_client().request(*handle, options.bytes, 0, &outcome);
+  // Handshake first (allocations there are expected), then the transfer.
+  while (!outcome.done) {
+    rig->client().poll_once(clock.now());
+    const conn::Connection* c = rig->client().endpoint().connection(*handle);
+    if (c != nullptr && c->handshake_confirmed()) break;
+  }
+  const DpdkShardStats before = rig->server(0).stats();
+  const uint64_t busy_before = server.busy_cycles;
+  const Instant start = monotonic_now();
+  size_t allocations = 0;
+  {
+    testing::AllocationWindow window;
+    while (!outcome.done) rig->client().poll_once(clock.now());
+    allocations = window.count();
+  }
+  const double seconds = static_cast<double>(monotonic_now() - start) / kSecond;
+  server.stop.store(true, std::memory_order_release);
+  rte_eal_wait_lcore(worker);
+  const DpdkShardStats after = rig->server(0).stats();
+
+  const uint64_t datagrams = after.tx_cycle_datagrams - before.tx_cycle_datagrams;
+  const uint64_t payload_bytes = after.tx_bytes - before.tx_bytes;
+  RawSeal raw;
+  raw.payload = datagrams == 0 ? options.max_udp_payload : payload_bytes / datagrams;
+  rte_eal_remote_launch(run_raw_seal, &raw, worker);
+  rte_eal_wait_lcore(worker);
+
+  const double tx_cycles = static_cast<double>(after.tx_cycles - before.tx_cycles) /
+                           static_cast<double>(std::max<uint64_t>(datagrams, 1));
+  const double build_cycles = static_cast<double>(after.build_cycles - before.build_cycles) /
+                              static_cast<double>(std::max<uint64_t>(datagrams, 1));
+  const double busy_cycles = static_cast<double>(server.busy_cycles - busy_before) /
+                             static_cast<double>(std::max<uint64_t>(datagrams, 1));
+  const double gbps = static_cast<double>(outcome.result.bytes_received) * 8 / seconds / 1e9;
+  const bool ok =
+      outcome.result.result == PerfResult::kOk && outcome.result.bytes_received == options.bytes;
+  std::printf("dpdk_send_bench: %s, %.3f GB in %.2f s, goodput %.2f Gbps (1 server lcore)\n",
+              ok ? "transfer byte-exact" : "TRANSFER FAILED",
+              static_cast<double>(outcome.result.bytes_received) / 1e9, seconds, gbps);
+  std::printf("  server datagrams %llu, average UDP payload %zu bytes, TSC %.2f GHz\n",
+              static_cast<unsigned long long>(datagrams), raw.payload,
+              static_cast<double>(rte_get_tsc_hz()) / 1e9);
+  std::printf(
+      "  send path %.0f cycles/datagram (QUIC build and seal %.0f, Ethernet/IP/UDP and TX %.0f);"
+      " whole server loop %.0f\n",
+      tx_cycles, build_cycles, tx_cycles - build_cycles, busy_cycles);
+  std::printf("  raw ipsec-mb AES-128-GCM seal of %zu bytes: %.0f cycles (send path %.2fx)\n",
+              raw.payload, raw.cycles_per_packet, tx_cycles / raw.cycles_per_packet);
+  std::printf("  heap allocations after the handshake: %zu (both shards, whole process)\n",
+              allocations);
+  std::printf(
+      "JSON {\"bytes\":%llu,\"seconds\":%.3f,\"goodput_gbps\":%.3f,\"datagrams\":%llu,"
+      "\"payload\":%zu,\"send_cycles_per_datagram\":%.1f,\"loop_cycles_per_datagram\":%.1f,"
+      "\"build_cycles_per_datagram\":%.1f,\"raw_gcm_cycles\":%.1f,\"ratio\":%.3f,\"allocations\":%"
+      "zu,\"ok\":%s}\n",
+      static_cast<unsigned long long>(outcome.result.bytes_received), seconds, gbps,
+      static_cast<unsigned long long>(datagrams), raw.payload, tx_cycles, busy_cycles, build_cycles,
+      raw.cycles_per_packet, tx_cycles / raw.cycles_per_packet, allocations, ok ? "true" : "false");
+  rig.reset();
+  cleanup_eal();
+  return ok ? 0 : 1;
+}
+
+}  // namespace
+}  // namespace dpquic::dataplane::dpdk
+
+int main(int argc, char** argv) {
+  dpquic::dataplane::dpdk::Options options;
+  if (!dpquic::dataplane::dpdk::parse(argc, argv, options)) {
+    std::fprintf(stderr, "dpdk_send_bench: bad arguments\n%s", dpquic::dataplane::dpdk::kUsage);
+    return 2;
+  }
+  try {
+    return dpquic::dataplane::dpdk::bench(options);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "dpdk_send_bench: %s\n", e.what());
+    return 2;
+  }
+}
