@@ -168,6 +168,9 @@ void Server::build_dpdk_shards(const endpoint::EndpointConfig& base,
   std::string error;
   config.eal_arguments = dpdk::split_eal_arguments(options_.eal, error);
   if (!error.empty()) throw std::runtime_error("--eal: " + error);
+  // EAL's start-up chatter (INFO) off unless --eal asks for it (a later
+  // --log-level wins); its warnings and errors still show.
+  config.eal_arguments.insert(config.eal_arguments.begin(), "--log-level=lib.eal:warning");
   if (options_.ip) {
     config.interface.ipv4 = options_.ip->address;
     config.interface.ipv4_prefix = options_.ip->prefix_length;

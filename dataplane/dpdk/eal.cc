@@ -162,8 +162,8 @@ std::string eal_failure_hint(const std::vector<std::string>& arguments, int rte_
         return "--in-memory cannot be combined with --no-huge (which implies legacy memory): "
                "drop --in-memory";
       }
-      return "bad EAL arguments: see `dpdk-testpmd --help`-style usage for the EAL options "
-             "(the EAL log above names the one it rejected)";
+      return "bad EAL arguments: the EAL log above names the one it rejected, and EAL printed its "
+             "usage";
     case EACCES:
     case EPERM:
       if (hugepages_missing) return kNoHugepagesHint;

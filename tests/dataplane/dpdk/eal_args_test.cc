@@ -157,8 +157,8 @@ TEST(EalFailureHint, AlreadyInitialised) {
 
 TEST(EalFailureHint, BadArguments) {
   EXPECT_EQ(eal_failure_hint({"--bogus"}, EINVAL, kHugepagesRoot),
-            "bad EAL arguments: see `dpdk-testpmd --help`-style usage for the EAL options (the "
-            "EAL log above names the one it rejected)");
+            "bad EAL arguments: the EAL log above names the one it rejected, and EAL printed its "
+            "usage");
   EXPECT_EQ(eal_failure_hint({"--no-huge", "--in-memory"}, EINVAL, kHugepagesRoot),
             "--in-memory cannot be combined with --no-huge (which implies legacy memory): drop "
             "--in-memory");
@@ -204,8 +204,8 @@ TEST(InitEal, RejectedArgumentsThrowOneLineWithTheHint) {
   } catch (const std::runtime_error& error) {
     EXPECT_EQ(std::string(error.what()),
               std::string("EAL init failed (") + std::strerror(EINVAL) +
-                  "): bad EAL arguments: see `dpdk-testpmd --help`-style usage for the EAL "
-                  "options (the EAL log above names the one it rejected)");
+                  "): bad EAL arguments: the EAL log above names the one it rejected, and EAL "
+                  "printed its usage");
   }
 }
 
