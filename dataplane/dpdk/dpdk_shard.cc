@@ -345,7 +345,9 @@ bool DpdkShard::transmit_round(Instant now) {
     const auto mac = hop ? neighbours_.lookup(*hop, now) : std::nullopt;
     size_t used = count;
     if (mac) {
+      const uint64_t emit_start = rte_rdtsc();
       for (size_t i = 0; i < count; ++i) emit(lent_[i], burst.lengths[i], path, burst.ecn, *mac);
+      stats_.header_cycles += rte_rdtsc() - emit_start;
       stats_.tx_datagrams += count;
     } else if (!hop) {
       stats_.neighbour_misses += count;  // no route: the mbufs stay lent
@@ -374,11 +376,14 @@ bool DpdkShard::transmit(Instant now) {
   const uint64_t datagrams_before = stats_.tx_datagrams;
   bool any = transmit_round(now);
   if (core_.after_transmit(now)) any |= transmit_round(now);
+  const uint64_t flush_start = rte_rdtsc();
   flush_tx();
+  const uint64_t end = rte_rdtsc();
   // Rounds that sent nothing (window full, pacing, idle) are poll-loop
   // cost, not send-path cost.
   if (stats_.tx_datagrams != datagrams_before) {
-    stats_.tx_cycles += rte_rdtsc() - start;
+    stats_.flush_cycles += end - flush_start;
+    stats_.tx_cycles += end - start;
     stats_.tx_cycle_datagrams += stats_.tx_datagrams - datagrams_before;
   }
   return any;

@@ -91,7 +91,9 @@ struct DpdkShardStats {
   // sealing, headers, TX burst) and those datagrams: cycles per packet for
   // benches.
   uint64_t tx_cycles = 0;
-  uint64_t build_cycles = 0;  // of which in poll_transmit (QUIC packets, sealed)
+  uint64_t build_cycles = 0;   // of which in poll_transmit (QUIC packets, sealed)
+  uint64_t header_cycles = 0;  // Ethernet/IP/UDP headers and checksums, staging
+  uint64_t flush_cycles = 0;   // the TX burst at the end of the round
   uint64_t tx_cycle_datagrams = 0;
 
   uint64_t total_frame_drops() const;

@@ -8,6 +8,7 @@
 #include <array>
 #include <cstdint>
 #include <set>
+#include <vector>
 
 #include "dataplane/app/perf_client.h"
 #include "dataplane/app/perf_server.h"
@@ -65,6 +66,23 @@ TEST(PerfAppTest, ContentIsCheckedAgainstTheSyntheticBody) {
   }
   EXPECT_TRUE(matches_synthetic(130, block.subspan(130 % kSyntheticPeriod, 5000)));
   EXPECT_FALSE(matches_synthetic(131, block.subspan(130 % kSyntheticPeriod, 5000)));
+}
+
+TEST(PerfAppTest, LongSpansAreCheckedByteForByteAcrossBlockSteps) {
+  // Longer than one memcmp step of the block, at an odd offset: every byte
+  // position, the last included, must be checked.
+  constexpr uint64_t kOffset = 1'000'003;
+  std::vector<uint8_t> body(3 * kSyntheticBlockSize + 17);
+  for (size_t i = 0; i < body.size(); ++i) body[i] = synthetic_byte(kOffset + i);
+  EXPECT_TRUE(matches_synthetic(kOffset, body));
+  EXPECT_TRUE(matches_synthetic(kOffset, std::span<const uint8_t>()));
+  for (size_t position : {size_t{0}, kSyntheticBlockSize - kSyntheticPeriod - 1,
+                          kSyntheticBlockSize - kSyntheticPeriod, body.size() - 1}) {
+    body[position] ^= 1;
+    EXPECT_FALSE(matches_synthetic(kOffset, body)) << position;
+    body[position] ^= 1;
+  }
+  EXPECT_FALSE(matches_synthetic(kOffset + 1, body));
 }
 
 TEST(PerfAppTest, FiftyConcurrentStreams) {
