@@ -2,8 +2,8 @@
 
 #include <string_view>
 
-#include "dataplane/udp/socket_address_conv.h"
 #include "tests/interop/client_rig.h"
+#include "tools/quicload/client_support.h"
 
 namespace dpquic::interop {
 
@@ -35,33 +35,20 @@ constexpr char kUsage[] =
     "SSLKEYLOGFILE, when set, names a file TLS secrets are appended to.\n";
 
 bool parse_url(std::string_view url, ClientOptions& options, std::string& error) {
-  std::string_view rest;
-  bool perf = false;
-  if (url.starts_with("https://")) {
-    rest = url.substr(8);
-  } else if (url.starts_with("perf://")) {
-    rest = url.substr(7);
-    perf = true;
-  } else {
-    error = "dpquic_client: " + std::string(url) + ": expected https:// or perf://";
-    return false;
-  }
-  const size_t slash = rest.find('/');
-  const std::string_view authority = rest.substr(0, slash);
-  const std::string path = slash == std::string_view::npos ? "/" : std::string(rest.substr(slash));
   std::string reason;
-  const auto server = dataplane::parse_host_port(authority, reason);
-  if (!server) {
+  const auto parsed = tools::parse_url(url, reason);
+  if (!parsed) {
     error = "dpquic_client: " + std::string(url) + ": " + reason;
     return false;
   }
-  if (!options.targets.empty() && (*server != options.server || perf != options.perf)) {
+  const bool perf = parsed->scheme == tools::UrlScheme::kPerf;
+  if (!options.targets.empty() && (parsed->server != options.server || perf != options.perf)) {
     error = "dpquic_client: all URLs must name the same server and scheme";
     return false;
   }
-  options.server = *server;
+  options.server = parsed->server;
   options.perf = perf;
-  options.targets.push_back({std::string(url), std::string(authority), path});
+  options.targets.push_back({std::string(url), parsed->authority, parsed->path});
   return true;
 }
 

@@ -1,0 +1,163 @@
+#include "tools/quicload/load_run.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <thread>
+
+#include "dataplane/shard/shard.h"
+#include "tools/quicload/client_support.h"
+
+namespace dpquic::tools {
+
+namespace {
+
+uint64_t share_of(uint64_t total, size_t parts, size_t index) {
+  return total / parts + (index < total % parts ? 1 : 0);
+}
+
+class UdpShardIo final : public ShardIo {
+ public:
+  UdpShardIo(const dataplane::ShardConfig& config, crypto::TlsContext& tls) : shard_(config, tls) {}
+  endpoint::Endpoint& endpoint() override { return shard_.endpoint(); }
+  void set_application(dataplane::Application* application) override {
+    shard_.set_application(application);
+  }
+  conn::SocketAddress local_address() const override { return shard_.sockets().front()->local(); }
+  void turn(Instant now, Instant limit) override {
+    if (!shard_.poll_once(now)) shard_.wait(limit);
+  }
+
+ private:
+  dataplane::Shard shard_;
+};
+
+}  // namespace
+
+std::vector<WorkerPlan> split_plans(const LoadOptions& options, size_t workers, Instant start) {
+  std::vector<WorkerPlan> plans(workers);
+  for (size_t i = 0; i < workers; ++i) {
+    plans[i].connections = share_of(options.connections, workers, i);
+    plans[i].budget = share_of(options.requests, workers, i);
+    plans[i].start = start;
+    plans[i].end = options.duration != 0 ? start + options.duration : kNever;
+  }
+  return plans;
+}
+
+endpoint::EndpointConfig client_endpoint_config(const LoadOptions& options, uint64_t slots,
+                                                dataplane::QlogFactory* qlog) {
+  endpoint::EndpointConfig config;
+  config.role = wire::Role::kClient;
+  config.max_connections = worker_max_connections(options, slots);
+  config.connection.congestion_control = options.congestion_control;
+  config.connection.handshake_timeout = options.timeout;
+  // Accept any datagram; send up to what PMTU discovery finds below the
+  // ceiling (the shard's buffers are sized the same).
+  config.connection.transport.max_udp_payload_size = wire::kDefaultMaxUdpPayloadSize;
+  config.connection.max_datagram_size = options.max_udp_payload;
+  config.tracer_factory = qlog;
+  return config;
+}
+
+void watch_progress(const LoadOptions& options, const std::vector<LoadWorker*>& workers,
+                    Instant start) {
+  const bool tty = isatty(STDOUT_FILENO) == 1;
+  const Duration interval = tty ? 250 * kMillisecond : kSecond;
+  const uint64_t total = options.duration != 0 ? 0 : options.requests;
+  LoadCounters before;
+  Instant last = start;
+  bool printed = false;
+  LoadCounters part;
+  LatencyHistogram part_latency, latency;
+  for (;;) {
+    const bool done = std::all_of(workers.begin(), workers.end(),
+                                  [](const LoadWorker* w) { return w->finished(); });
+    if (done) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    const Instant now = dataplane::monotonic_now();
+    if (!options.progress || now - last < interval) continue;
+    LoadCounters merged;
+    latency.clear();
+    for (const LoadWorker* worker : workers) {
+      worker->snapshot(part, part_latency);
+      merged.add(part);
+      latency.merge(part_latency);
+    }
+    const std::string line = format_progress(static_cast<double>(now - start) / kSecond,
+                                             static_cast<double>(now - last) / kSecond, total,
+                                             options.handshake_only, merged, before, latency);
+    if (tty) {
+      std::printf("\r%s\033[K", line.c_str());
+    } else {
+      std::printf("%s\n", line.c_str());
+    }
+    std::fflush(stdout);
+    printed = true;
+    before = merged;
+    last = now;
+  }
+  if (tty && printed) std::printf("\n");
+}
+
+LoadSummary summarize(const LoadOptions& options, const std::vector<LoadWorker*>& workers,
+                      Instant start, const char* backend) {
+  LoadSummary summary;
+  summary.mode = options.handshake_only ? "handshakes" : "requests";
+  summary.backend = backend;
+  summary.connections = options.connections;
+  summary.streams = options.handshake_only ? 0 : options.streams;
+  summary.cores = workers.size();
+  Instant end = start;
+  for (const LoadWorker* worker : workers) {
+    summary.counters.add(worker->counters());
+    summary.latency.merge(worker->latency());
+    summary.handshake.merge(worker->handshake_latency());
+    end = std::max(end, worker->finished_at());
+  }
+  summary.duration_sec = static_cast<double>(end - start) / kSecond;
+  return summary;
+}
+
+LoadSummary run_udp_load(const LoadOptions& options, const LoadResources& resources) {
+  const size_t cores = static_cast<size_t>(std::min(options.cores, options.connections));
+  const conn::SocketAddress local = local_address_for(options.server);
+  const std::vector<WorkerPlan> sizes = split_plans(options, cores, 0);
+  std::vector<std::unique_ptr<crypto::TlsContext>> tls;
+  std::vector<std::unique_ptr<UdpShardIo>> shards;
+  for (size_t i = 0; i < cores; ++i) {
+    tls.push_back(make_client_tls(ClientTlsOptions{
+        .alpn = options.scheme == UrlScheme::kPerf ? "perf" : "h3",
+        .ca_file = options.ca_file,
+        .early_data = options.zero_rtt,
+    }));
+    dataplane::ShardConfig config = client_shard_config(local, 0);
+    config.endpoint = client_endpoint_config(options, sizes[i].connections, resources.qlog);
+    config.max_datagram_size = options.max_udp_payload;
+    shards.push_back(std::make_unique<UdpShardIo>(config, *tls.back()));
+  }
+  // The clock starts once the sockets and contexts are ready.
+  const Instant start = dataplane::monotonic_now();
+  const std::vector<WorkerPlan> plans = split_plans(options, cores, start);
+  std::vector<std::unique_ptr<LoadWorker>> workers;
+  std::vector<LoadWorker*> view;
+  for (size_t i = 0; i < cores; ++i) {
+    workers.push_back(
+        std::make_unique<LoadWorker>(options, plans[i], *shards[i], *tls[i], resources.verify));
+    view.push_back(workers.back().get());
+  }
+  std::vector<std::thread> threads;
+  for (auto& worker : workers) {
+    threads.emplace_back([&worker, &resources] { worker->run(*resources.interrupted); });
+  }
+  watch_progress(options, view, start);
+  for (std::thread& thread : threads) thread.join();
+  LoadSummary summary = summarize(options, view, start, "udp");
+  workers.clear();  // before the shards: the clients hold their endpoints' chunks
+  return summary;
+}
+
+}  // namespace dpquic::tools

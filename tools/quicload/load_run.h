@@ -1,0 +1,46 @@
+#pragma once
+// Running a load: the workers' shares, the shards under them (kernel UDP
+// here, DPDK in load_dpdk.h), the live progress line while they run, and the
+// summary merged from every worker at the end.
+
+#include <atomic>
+#include <vector>
+
+#include "dataplane/qlog/qlog_writer.h"
+#include "quic/endpoint/endpoint.h"
+#include "tools/quicload/body_check.h"
+#include "tools/quicload/load_options.h"
+#include "tools/quicload/load_report.h"
+#include "tools/quicload/load_worker.h"
+
+namespace dpquic::tools {
+
+// What the run needs besides the options (all nullable but `interrupted`).
+struct LoadResources {
+  const MappedFile* verify = nullptr;
+  dataplane::QlogFactory* qlog = nullptr;
+  const std::atomic<bool>* interrupted = nullptr;
+};
+
+// `options` split over `workers` shards starting at `start`: connections and
+// the request (or handshake) budget evenly, the first shards taking the
+// remainders.
+std::vector<WorkerPlan> split_plans(const LoadOptions& options, size_t workers, Instant start);
+
+// The endpoint configuration of a client shard for `options`.
+endpoint::EndpointConfig client_endpoint_config(const LoadOptions& options, uint64_t slots,
+                                                dataplane::QlogFactory* qlog);
+
+// Prints the progress line (one refreshed line on a TTY, else one a second)
+// until every worker finished.
+void watch_progress(const LoadOptions& options, const std::vector<LoadWorker*>& workers,
+                    Instant start);
+
+// Every worker's figures, after they all finished.
+LoadSummary summarize(const LoadOptions& options, const std::vector<LoadWorker*>& workers,
+                      Instant start, const char* backend);
+
+// The load over kernel UDP: one thread and socket per core.
+LoadSummary run_udp_load(const LoadOptions& options, const LoadResources& resources);
+
+}  // namespace dpquic::tools
