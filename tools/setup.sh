@@ -22,6 +22,8 @@ packages=(
   # Network namespaces for tests that leave loopback; ping for the DPDK
   # backend's ICMP test; dpdk-telemetry.py (dpdk-dev) reads its counters.
   iproute2 iputils-ping dpdk-dev
+  # Benchmark charts (tools/bench/charts.py).
+  gnuplot-nox
 )
 
 if [[ $# -gt 0 ]]; then

@@ -1,0 +1,342 @@
+"""Shared helpers for the side-by-side benchmark suite (tools/bench).
+
+Standard library only, so the suite runs with the system python3 both from a
+checkout (`import bench_common` with tools/bench on sys.path) and from Bazel.
+
+  machine_description()   CPU model, cores, kernel, memory, date (a dict)
+  machine_line(desc)      the same as one Markdown-friendly line
+  summarize(values)       median/min/max/runs of a list of figures
+  run_bounded(cmd, ...)   run a command under a timeout, killed by PID
+  BackgroundProcess       a server started for a run, stopped by PID
+  free_udp_port()         an unused UDP port on loopback
+  parse_json_lines(text)  the objects of "JSON {...}" lines in tool output
+  markdown_table(...)     a Markdown table from headers and rows
+"""
+
+import datetime
+import json
+import os
+import platform
+import signal
+import socket
+import statistics
+import subprocess
+import time
+
+# --- Machine description -----------------------------------------------------
+
+
+def _read_text(path):
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return f.read()
+    except OSError:
+        return ""
+
+
+def cpu_model(cpuinfo_text=None):
+    """The CPU model name from /proc/cpuinfo ("unknown CPU" when absent)."""
+    text = _read_text("/proc/cpuinfo") if cpuinfo_text is None else cpuinfo_text
+    for line in text.splitlines():
+        key, sep, value = line.partition(":")
+        if sep and key.strip() in ("model name", "Model", "cpu model", "Hardware"):
+            value = " ".join(value.split())
+            if value:
+                return value
+    return "unknown CPU"
+
+
+def memory_total_bytes(meminfo_text=None):
+    """MemTotal from /proc/meminfo in bytes, or None."""
+    text = _read_text("/proc/meminfo") if meminfo_text is None else meminfo_text
+    for line in text.splitlines():
+        if line.startswith("MemTotal:"):
+            fields = line.split()
+            if len(fields) >= 2 and fields[1].isdigit():
+                scale = 1024 if len(fields) < 3 or fields[2].lower() == "kb" else 1
+                return int(fields[1]) * scale
+    return None
+
+
+def machine_description(now=None):
+    """What a reader needs to compare figures across machines."""
+    now = now or datetime.datetime.now(datetime.timezone.utc)
+    try:
+        usable = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        usable = os.cpu_count() or 0
+    return {
+        "cpu_model": cpu_model(),
+        "cores": os.cpu_count() or 0,
+        "usable_cores": usable,
+        "memory_bytes": memory_total_bytes(),
+        "kernel": platform.system() + " " + platform.release(),
+        "machine": platform.machine(),
+        "date": now.strftime("%Y-%m-%d %H:%M UTC"),
+    }
+
+
+def machine_line(desc):
+    """One line: "CPU, N cores, M GiB, kernel, arch, date"."""
+    parts = [desc.get("cpu_model", "unknown CPU"), "%d cores" % desc.get("cores", 0)]
+    if desc.get("usable_cores") not in (None, desc.get("cores")):
+        parts[-1] += " (%d usable)" % desc["usable_cores"]
+    if desc.get("memory_bytes"):
+        parts.append("%.0f GiB RAM" % (desc["memory_bytes"] / 2**30))
+    for key in ("kernel", "machine", "date"):
+        if desc.get(key):
+            parts.append(desc[key])
+    return ", ".join(parts)
+
+
+# --- Statistics --------------------------------------------------------------
+
+
+def summarize(values):
+    """{"median", "min", "max", "runs"} of a non-empty list of numbers."""
+    values = [float(v) for v in values]
+    if not values:
+        raise ValueError("summarize: no values")
+    return {
+        "median": statistics.median(values),
+        "min": min(values),
+        "max": max(values),
+        "runs": len(values),
+    }
+
+
+def ratio(value, reference):
+    """value / reference, or None when the reference is missing or zero."""
+    if value is None or not reference:
+        return None
+    return value / reference
+
+
+# --- Processes -----------------------------------------------------------------
+
+
+class RunResult:
+    """What run_bounded returns."""
+
+    def __init__(self, cmd, returncode, stdout, stderr, elapsed, timed_out):
+        self.cmd = cmd
+        self.returncode = returncode
+        self.stdout = stdout
+        self.stderr = stderr
+        self.elapsed = elapsed
+        self.timed_out = timed_out
+
+    @property
+    def ok(self):
+        return not self.timed_out and self.returncode == 0
+
+    def __repr__(self):
+        return "RunResult(returncode=%r, elapsed=%.3f, timed_out=%r)" % (
+            self.returncode, self.elapsed, self.timed_out)
+
+
+def _kill_group(process, signum):
+    """Sends `signum` to the process group the child leads (pgid = its PID)."""
+    try:
+        os.killpg(process.pid, signum)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _stop_pid(process, grace):
+    """SIGTERM to the child's group, then SIGKILL after `grace` seconds.
+
+    Children start in their own session (start_new_session), so the group is
+    exactly the child and what it started (say, the server under `timeout`),
+    and a grandchild cannot keep the output pipes open after the kill.
+    """
+    if process.poll() is not None:
+        return process.returncode
+    _kill_group(process, signal.SIGTERM)
+    try:
+        return process.wait(timeout=grace)
+    except subprocess.TimeoutExpired:
+        # The leader is not reaped yet, so the group id is still ours.
+        _kill_group(process, signal.SIGKILL)
+        return process.wait()
+
+
+def run_bounded(cmd, timeout, env=None, cwd=None, input_text=None, grace=5.0):
+    """Runs `cmd` (a list) for at most `timeout` seconds.
+
+    On timeout the process and its group (its PID is the group id) get
+    SIGTERM, then SIGKILL after `grace` seconds. stdout and stderr are captured as text. `elapsed` is the wall
+    time from start to exit, in seconds.
+    """
+    start = time.monotonic()
+    process = subprocess.Popen(
+        cmd, stdin=subprocess.PIPE if input_text is not None else subprocess.DEVNULL,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=cwd, text=True,
+        start_new_session=True)
+    timed_out = False
+    try:
+        stdout, stderr = process.communicate(input=input_text, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        timed_out = True
+        _stop_pid(process, grace)
+        stdout, stderr = process.communicate()
+    elapsed = time.monotonic() - start
+    return RunResult(cmd, process.returncode, stdout, stderr, elapsed, timed_out)
+
+
+class BackgroundProcess:
+    """A process (a server) running during a measurement, output to a log file.
+
+    Use as a context manager (or call stop()): leaving the block stops the
+    process by PID, gracefully first. It starts in its own session, so a
+    Ctrl-C at the terminal reaches the suite, which then stops it.
+    """
+
+    def __init__(self, cmd, log_path, env=None, cwd=None):
+        self.cmd = cmd
+        self.log_path = log_path
+        self._log = open(log_path, "w", encoding="utf-8")
+        self.process = subprocess.Popen(
+            cmd, stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT,
+            env=env, cwd=cwd, start_new_session=True)
+        self.returncode = None
+
+    @property
+    def pid(self):
+        return self.process.pid
+
+    def running(self):
+        return self.process.poll() is None
+
+    def log_text(self):
+        self._log.flush()
+        return _read_text(self.log_path)
+
+    def wait_for_text(self, text, timeout):
+        """True once `text` is in the log; False on timeout or early exit."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if text in self.log_text():
+                return True
+            if not self.running():
+                return text in self.log_text()
+            time.sleep(0.02)
+        return False
+
+    def send_signal(self, signum):
+        """Sends `signum` to the PID if the process still runs."""
+        if self.running():
+            os.kill(self.process.pid, signum)
+
+    def stop(self, signum=signal.SIGTERM, grace=10.0):
+        """Sends `signum` to the PID (the graceful stop), waits up to `grace`
+        seconds, then SIGKILLs its process group. Returns the exit code."""
+        if self.returncode is None:
+            if self.running():
+                try:
+                    os.kill(self.process.pid, signum)
+                except ProcessLookupError:
+                    pass
+                try:
+                    self.process.wait(timeout=grace)
+                except subprocess.TimeoutExpired:
+                    _kill_group(self.process, signal.SIGKILL)
+            self.returncode = self.process.wait()
+            self._log.close()
+        return self.returncode
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+        return False
+
+
+def free_udp_port(host="127.0.0.1"):
+    """A UDP port nobody is bound to on `host` right now."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_DGRAM) as s:
+        s.bind((host, 0))
+        return s.getsockname()[1]
+
+
+# --- Tool output ---------------------------------------------------------------
+
+
+def parse_json_lines(text, prefix="JSON "):
+    """The JSON objects of the lines starting with `prefix`, in order.
+
+    With prefix=None, every line that is a whole JSON object counts. A line
+    whose payload starts with "{" but does not parse raises ValueError naming
+    the line; other lines are prose and skipped.
+    """
+    objects = []
+    for number, line in enumerate(text.splitlines(), 1):
+        stripped = line.strip()
+        if prefix is None:
+            if not stripped.startswith("{"):
+                continue
+            payload = stripped
+        else:
+            if not stripped.startswith(prefix.strip()):
+                continue
+            payload = stripped[len(prefix.strip()):].strip()
+            if not payload.startswith("{"):
+                continue
+        try:
+            value = json.loads(payload)
+        except json.JSONDecodeError as e:
+            raise ValueError("line %d: bad JSON (%s): %s" % (number, e.msg, line)) from None
+        objects.append(value)
+    return objects
+
+
+def last_json_line(text, prefix="JSON "):
+    """The last object of parse_json_lines, or None when there is none."""
+    objects = parse_json_lines(text, prefix)
+    return objects[-1] if objects else None
+
+
+# --- Markdown ------------------------------------------------------------------
+
+
+def format_number(value, digits=2):
+    """Numbers for tables: None as "n/a", ints with thousands separators."""
+    if value is None:
+        return "n/a"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return "{:,}".format(value)
+    if isinstance(value, float):
+        if value.is_integer() and abs(value) >= 1000:
+            return "{:,}".format(int(value))
+        return "{:,.{}f}".format(value, digits)
+    return str(value)
+
+
+def markdown_table(headers, rows, align=None, digits=2):
+    """A Markdown table. `align` is a string of "l", "r" or "c" per column
+    (default: numbers right, text left, decided by the first row). Cells go
+    through format_number; "|" in text is escaped."""
+    columns = len(headers)
+    for row in rows:
+        if len(row) != columns:
+            raise ValueError("markdown_table: row %r has %d cells, want %d" % (row, len(row), columns))
+    if align is None:
+        first = rows[0] if rows else [""] * columns
+        align = "".join("r" if isinstance(c, (int, float)) and not isinstance(c, bool) else "l"
+                        for c in first)
+    if len(align) != columns or any(a not in "lrc" for a in align):
+        raise ValueError("markdown_table: bad align %r" % (align,))
+
+    def cell(value):
+        return format_number(value, digits).replace("|", "\\|")
+
+    rule = {"l": ":---", "r": "---:", "c": ":---:"}
+    lines = ["| " + " | ".join(cell(h) for h in headers) + " |",
+             "| " + " | ".join(rule[a] for a in align) + " |"]
+    for row in rows:
+        lines.append("| " + " | ".join(cell(c) for c in row) + " |")
+    return "\n".join(lines) + "\n"
