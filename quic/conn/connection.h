@@ -487,6 +487,9 @@ class Connection final : public transmit::TransmitSource,
   SendCredit send_credit_;
   StreamLimits stream_limits_;
   IdIndex stream_index_;
+  // Slots live as long as the connection: a freed stream's slot keeps its
+  // send/receive objects for the next stream (connection_stream.h), so the
+  // number of slots (bounded by the stream limits) bounds stream memory.
   std::vector<std::unique_ptr<Stream>> stream_slots_;
   std::vector<uint32_t> free_stream_slots_;
   size_t stream_count_ = 0;

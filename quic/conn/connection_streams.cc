@@ -103,7 +103,10 @@ Connection::Stream& Connection::create_stream(uint64_t id) {
                                 : is_local(id, role_)
                                     ? peer_params_.initial_max_stream_data_bidi_remote
                                     : peer_params_.initial_max_stream_data_bidi_local;
-    stream.send.emplace(id, peer_limit, config_.max_stream_send_buffer);
+    const uint64_t max_buffered = config_.max_stream_send_buffer;
+    if (!stream.send.reuse(id, peer_limit, max_buffered)) {
+      stream.send.emplace(id, peer_limit, max_buffered);
+    }
   }
   if (local_can_receive(id, role_)) {
     // Holes allowed in one stream's reassembly (RFC 9000 §21.9): enough for
@@ -111,8 +114,10 @@ Connection::Stream& Connection::create_stream(uint64_t id) {
     // that a hostile one cannot make each insertion shift a long list.
     const size_t max_gaps =
         std::clamp<size_t>(static_cast<size_t>(local.max_stream_window / 4096), 1024, 4096);
-    stream.receive.emplace(*core_.blocks, local.initial_max_stream_data, local.max_stream_window,
-                           max_gaps);
+    if (!stream.receive.reuse(local.initial_max_stream_data, local.max_stream_window, max_gaps)) {
+      stream.receive.emplace(*core_.blocks, local.initial_max_stream_data, local.max_stream_window,
+                             max_gaps);
+    }
   }
   stream_index_.insert(id, slot);
   ++stream_count_;
@@ -129,6 +134,7 @@ void Connection::free_stream_if_done(Stream& stream) {
                                              : StreamDirection::kBidirectional);
   }
   stream_index_.erase(stream.id);
+  // Retired, not destroyed: the slot's next stream reuses both objects.
   stream.send.reset();
   stream.receive.reset();
   free_stream_slots_.push_back(stream.slot);

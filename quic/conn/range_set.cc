@@ -4,7 +4,17 @@
 
 namespace dpquic::conn {
 
-RangeSet::RangeSet(size_t reserve) { ranges_.reserve(std::max<size_t>(reserve, 1)); }
+RangeSet::RangeSet(size_t reserve) : initial_reserve_(std::max<size_t>(reserve, 1)) {
+  ranges_.reserve(initial_reserve_);
+}
+
+void RangeSet::clear_and_trim(size_t max_retained) {
+  ranges_.clear();
+  if (ranges_.capacity() <= std::max(max_retained, initial_reserve_)) return;
+  std::vector<Range> fresh;
+  fresh.reserve(initial_reserve_);
+  ranges_.swap(fresh);
+}
 
 void RangeSet::reserve_one_more() {
   // Explicit doubling: the growth policy is ours, not the library's.

@@ -40,6 +40,11 @@ class RangeSet {
   std::span<const Range> ranges() const { return ranges_; }
   // Forgets every range, keeping the storage.
   void clear() { ranges_.clear(); }
+  // Forgets every range for reuse by a new owner (a recycled stream): keeps
+  // the storage unless it grew beyond `max_retained` ranges, in which case it
+  // goes back to the constructor's reservation (one allocation), so a set
+  // that once held many ranges does not keep them for the rest of its life.
+  void clear_and_trim(size_t max_retained);
   // Sum of the ranges' lengths.
   uint64_t total_length() const;
   // Ranges the storage holds before it must grow.
@@ -50,6 +55,7 @@ class RangeSet {
   void reserve_one_more();
 
   std::vector<Range> ranges_;
+  size_t initial_reserve_;
 };
 
 }  // namespace dpquic::conn

@@ -10,7 +10,15 @@ ReceiveBuffer::ReceiveBuffer(BlockPool& pool, size_t max_gaps)
     : pool_(pool),
       max_gaps_(max_gaps),
       block_size_(pool.block_size()),
-      block_shift_(static_cast<unsigned>(std::countr_zero(pool.block_size()))) {}
+      block_shift_(static_cast<unsigned>(std::countr_zero(pool.block_size()))) {
+  reserve_initial_ranges();
+}
+
+void ReceiveBuffer::reserve_initial_ranges() {
+  // Room for a few gaps from the start: a recycled stream keeps it, so a
+  // stream's first out-of-order frame never allocates once the slot exists.
+  ranges_.reserve(std::min<size_t>(kInitialRanges, max_gaps_));
+}
 
 ReceiveBuffer::~ReceiveBuffer() { clear(); }
 
@@ -106,7 +114,8 @@ ReceiveResult ReceiveBuffer::insert(uint64_t offset, std::span<const uint8_t> da
   } else if (merged_count == 0) {
     const size_t index = static_cast<size_t>(first - ranges_.begin());
     if (ranges_.size() == ranges_.capacity())
-      ranges_.reserve(std::min(max_gaps_, std::max<size_t>(4, ranges_.capacity() * 2)));
+      ranges_.reserve(
+          std::min(max_gaps_, std::max<size_t>(kInitialRanges, ranges_.capacity() * 2)));
     ranges_.insert(ranges_.begin() + static_cast<ptrdiff_t>(index), merged);
   } else {
     *first = merged;
@@ -167,6 +176,17 @@ void ReceiveBuffer::reinitialize() {
   read_offset_ = 0;
   contiguous_end_ = 0;
   highest_received_ = 0;
+  // An empty ring is valid: insert() sizes it before any slot is used.
+  if (ring_.size() > kMaxRetainedRingSlots) std::vector<uint8_t*>().swap(ring_);
+  if (ranges_.capacity() > kMaxRetainedRanges) {
+    std::vector<Range>().swap(ranges_);
+    reserve_initial_ranges();
+  }
+}
+
+void ReceiveBuffer::reinitialize(size_t max_gaps) {
+  max_gaps_ = max_gaps;
+  reinitialize();
 }
 
 }  // namespace dpquic::conn

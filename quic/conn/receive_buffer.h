@@ -17,7 +17,10 @@
 //
 // Allocation: the ring and the range list grow (by doubling) only when a new
 // maximum span or gap count is reached and never shrink, so once warmed up
-// insert/consume/read never allocate.
+// insert/consume/read never allocate. reinitialize() (a recycled stream)
+// keeps them too, unless they grew beyond kMaxRetainedRingSlots /
+// kMaxRetainedRanges: then they are given back, so a stream slot that once
+// carried a large transfer does not hold its ring for good.
 
 #include <cstddef>
 #include <cstdint>
@@ -37,6 +40,13 @@ enum class ReceiveResult : uint8_t {
 
 class ReceiveBuffer {
  public:
+  // What reinitialize() keeps at most: a short stream's ring has 4 slots and
+  // its range list a few entries, so those are always kept.
+  static constexpr size_t kMaxRetainedRingSlots = 64;
+  static constexpr size_t kMaxRetainedRanges = 64;
+  // Gap entries reserved from the start (at most max_gaps).
+  static constexpr size_t kInitialRanges = 4;
+
   explicit ReceiveBuffer(BlockPool& pool, size_t max_gaps = 1024);
   ~ReceiveBuffer();  // returns blocks to the pool
   ReceiveBuffer(const ReceiveBuffer&) = delete;
@@ -71,8 +81,13 @@ class ReceiveBuffer {
   // highest_received() stay (used after RESET_STREAM / STOP_SENDING).
   void clear();
   // Back to a fresh buffer at offset 0, keeping the grown ring and range
-  // capacity (for stream objects that are recycled).
+  // capacity up to the caps above (for stream objects that are recycled).
   void reinitialize();
+  // The same with a new gap bound.
+  void reinitialize(size_t max_gaps);
+  // Ring slots and range entries the buffer holds storage for.
+  size_t ring_capacity() const { return ring_.size(); }
+  size_t range_capacity() const { return ranges_.capacity(); }
 
  private:
   struct Range {
@@ -88,6 +103,7 @@ class ReceiveBuffer {
   // Copies [offset, offset + data.size()) into blocks that are already there.
   void copy_in(uint64_t offset, std::span<const uint8_t> data);
   void release_block(uint64_t block);
+  void reserve_initial_ranges();
 
   BlockPool& pool_;
   size_t max_gaps_;

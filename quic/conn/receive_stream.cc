@@ -9,7 +9,11 @@ ReceiveStream::ReceiveStream(BlockPool& pool, uint64_t initial_window, uint64_t 
     : buffer_(pool, max_gaps), window_(initial_window, max_window) {}
 
 void ReceiveStream::reinitialize(uint64_t initial_window, uint64_t max_window) {
-  buffer_.reinitialize();
+  reinitialize(initial_window, max_window, buffer_.max_gaps());
+}
+
+void ReceiveStream::reinitialize(uint64_t initial_window, uint64_t max_window, size_t max_gaps) {
+  buffer_.reinitialize(max_gaps);
   window_ = ReceiveWindow(initial_window, max_window);
   state_ = ReceiveStreamState::kRecv;
   final_size_ = 0;

@@ -40,8 +40,13 @@ class ReceiveStream {
                 size_t max_gaps = 1024);
 
   // Back to a fresh stream (offset 0, kRecv) with new windows, keeping the
-  // buffer's grown capacity: for stream objects that are recycled.
+  // buffer's grown capacity (up to ReceiveBuffer's caps): for stream objects
+  // that are recycled. The first form keeps the gap bound.
   void reinitialize(uint64_t initial_window, uint64_t max_window);
+  void reinitialize(uint64_t initial_window, uint64_t max_window, size_t max_gaps);
+  // The connection freed the stream: gives every block back to the pool
+  // now. The object is not used again before reinitialize().
+  void retire() { buffer_.clear(); }
 
   // A STREAM frame. `newly_received` is how much the stream's highest
   // received offset rose (0 on error). Errors: FLOW_CONTROL_ERROR beyond the

@@ -16,11 +16,35 @@ constexpr size_t kInitialChunkSlots = 8;
 }  // namespace
 
 SendStream::SendStream(uint64_t stream_id, uint64_t peer_max_stream_data, uint64_t max_buffered)
+    : SendStream(stream_id, peer_max_stream_data, max_buffered,
+                 std::make_unique<QueuedChunk[]>(kInitialChunkSlots), kInitialChunkSlots,
+                 RangeSet(), RangeSet()) {}
+
+SendStream::SendStream(uint64_t stream_id, uint64_t peer_max_stream_data, uint64_t max_buffered,
+                       std::unique_ptr<QueuedChunk[]> ring, size_t ring_capacity,
+                       RangeSet acked_above, RangeSet lost)
     : id_(stream_id),
       peer_max_stream_data_(peer_max_stream_data),
       max_buffered_(max_buffered),
-      ring_(std::make_unique<QueuedChunk[]>(kInitialChunkSlots)),
-      ring_capacity_(kInitialChunkSlots) {}
+      ring_(std::move(ring)),
+      ring_capacity_(ring_capacity),
+      acked_above_(std::move(acked_above)),
+      lost_(std::move(lost)) {}
+
+void SendStream::reinitialize(uint64_t stream_id, uint64_t peer_max_stream_data,
+                              uint64_t max_buffered) {
+  release_all_chunks();
+  if (ring_capacity_ > kMaxRetainedChunkSlots) {
+    ring_ = std::make_unique<QueuedChunk[]>(kInitialChunkSlots);
+    ring_capacity_ = kInitialChunkSlots;
+  }
+  acked_above_.clear_and_trim(kMaxRetainedRanges);
+  lost_.clear_and_trim(kMaxRetainedRanges);
+  // Every other member back to its initial value, by construction rather
+  // than by a list that could miss one.
+  *this = SendStream(stream_id, peer_max_stream_data, max_buffered, std::move(ring_),
+                     ring_capacity_, std::move(acked_above_), std::move(lost_));
+}
 
 // --- Chunk ring -----------------------------------------------------------------
 

@@ -14,7 +14,10 @@
 //
 // Per-frame paths never allocate: the chunk ring and the range sets grow by
 // doubling only when the data in flight outgrows them (bounded by
-// max_buffered), and keep their storage.
+// max_buffered), and keep their storage. A connection recycles a freed
+// stream's object for its next stream (retire(), then reinitialize()), so
+// opening streams does not allocate either once the storage exists; what a
+// recycled object keeps is capped (kMaxRetainedChunkSlots, kMaxRetainedRanges).
 
 #include <cstddef>
 #include <cstdint>
@@ -46,6 +49,12 @@ struct StreamFrameRecord {
 
 class SendStream {
  public:
+  // A recycled stream keeps at most this many ring slots and ranges per
+  // range set: far more than a short stream uses (8 of each at first, so
+  // those never give storage back), little memory per stream slot.
+  static constexpr size_t kMaxRetainedChunkSlots = 64;
+  static constexpr size_t kMaxRetainedRanges = 64;
+
   // peer_max_stream_data: the peer's initial limit for this stream.
   // max_buffered: bytes the application may queue beyond what is acknowledged
   // (back-pressure: write() refuses beyond it).
@@ -56,6 +65,16 @@ class SendStream {
   SendStream& operator=(SendStream&&) noexcept = default;
 
   uint64_t id() const { return id_; }
+
+  // --- Recycling ---
+  // The connection freed the stream: releases every chunk now. The object
+  // is not used again before reinitialize().
+  void retire() { release_all_chunks(); }
+  // Makes this a fresh stream, exactly as if constructed with these
+  // arguments, but keeping the ring and the range sets' storage (trimmed
+  // back to the initial size if it grew beyond the caps above). Chunks still
+  // held are released.
+  void reinitialize(uint64_t stream_id, uint64_t peer_max_stream_data, uint64_t max_buffered);
 
   // --- Application ---
   // Queues the chunk (keeping a reference until its bytes are acknowledged).
@@ -134,6 +153,11 @@ class SendStream {
     transmit::Chunk chunk;
     uint64_t offset = 0;  // stream offset of chunk.data()[0]
   };
+
+  // A fresh stream on the given storage (ring empty, range sets cleared).
+  SendStream(uint64_t stream_id, uint64_t peer_max_stream_data, uint64_t max_buffered,
+             std::unique_ptr<QueuedChunk[]> ring, size_t ring_capacity, RangeSet acked_above,
+             RangeSet lost);
 
   QueuedChunk& chunk_at(size_t index) { return ring_[(ring_head_ + index) & (ring_capacity_ - 1)]; }
   const QueuedChunk& chunk_at(size_t index) const {
