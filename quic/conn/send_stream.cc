@@ -56,6 +56,7 @@ void SendStream::push_chunk(transmit::Chunk chunk) {
     ring_ = std::move(bigger);
     ring_capacity_ *= 2;
     ring_head_ = 0;
+    find_hint_slot_ = 0;
   }
   QueuedChunk& slot = chunk_at(chunk_count_);
   slot.offset = queued_end_;
@@ -64,6 +65,18 @@ void SendStream::push_chunk(transmit::Chunk chunk) {
 }
 
 size_t SendStream::find_chunk(uint64_t offset) const {
+  const size_t mask = ring_capacity_ - 1;
+  const auto holds = [&](size_t index) {
+    const QueuedChunk& held = chunk_at(index);
+    return held.offset <= offset && offset - held.offset < held.chunk.size();
+  };
+  const size_t hinted = (find_hint_slot_ - ring_head_) & mask;
+  for (size_t index = hinted; index < chunk_count_ && index <= hinted + 1; ++index) {
+    if (holds(index)) {
+      find_hint_slot_ = (ring_head_ + index) & mask;
+      return index;
+    }
+  }
   // Chunks tile the held offsets in order: binary search for the last chunk
   // starting at or below `offset`.
   size_t low = 0;
@@ -76,6 +89,7 @@ size_t SendStream::find_chunk(uint64_t offset) const {
       high = middle;
     }
   }
+  find_hint_slot_ = (ring_head_ + low) & mask;
   return low;
 }
 

@@ -184,6 +184,10 @@ class SendStream {
   size_t ring_capacity_ = 0;
   size_t ring_head_ = 0;
   size_t chunk_count_ = 0;
+  // Ring slot of the chunk find_chunk() found last: sending walks the
+  // chunks in order, so the next lookup is almost always there or in the
+  // next slot (a binary search over a large ring misses the cache).
+  mutable size_t find_hint_slot_ = 0;
 
   uint64_t queued_end_ = 0;
   uint64_t sent_end_ = 0;
