@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "quic/transmit/chunk.h"
@@ -154,8 +155,16 @@ void key_update(transmit::ChunkPool& pool) {
 }  // namespace dpquic::fuzz
 
 int main(int argc, char** argv) {
+  const char* usage =
+      "usage: %s CORPUS_ROOT   (e.g. $PWD/tests/fuzz/corpus)\n"
+      "Runs real handshakes and transfers in memory and writes the datagrams they exchange\n"
+      "as seed files for the endpoint fuzz targets under CORPUS_ROOT.\n";
+  if (argc == 2 && std::string_view(argv[1]) == "--help") {
+    std::printf(usage, argv[0]);
+    return 0;
+  }
   if (argc != 2) {
-    std::fprintf(stderr, "usage: %s CORPUS_ROOT   (e.g. $PWD/tests/fuzz/corpus)\n", argv[0]);
+    std::fprintf(stderr, usage, argv[0]);
     return 2;
   }
   dpquic::fuzz::g_root = argv[1];

@@ -33,6 +33,15 @@ namespace {
 
 constexpr uint64_t kConnectionRefused = 0x2;
 
+const char kUsage[] =
+    "usage: exhaustion_client --server=HOST:PORT [--connections=100] [--refusals=1000]\n"
+    "                         [--batch=50] [--server-pid=PID] [--body=BYTES] [--timeout=SECONDS]\n"
+    "Holds --connections connections to our server (started with --max-connections equal to\n"
+    "it), checks that one more is refused with CONNECTION_REFUSED while they keep working\n"
+    "(each downloads --body bytes), then makes --refusals more refused attempts, --batch at a\n"
+    "time, and reports the server's RSS (with --server-pid) before and after them.\n"
+    "Exit 0 when every check passed, 1 when one failed, 2 on a bad command line.\n";
+
 struct Options {
   conn::SocketAddress server;
   std::string authority;
@@ -381,6 +390,12 @@ int run(const Options& options) {
 
 int main(int argc, char** argv) {
   std::string error;
+  for (int i = 1; i < argc; ++i) {
+    if (std::string_view(argv[i]) == "--help") {
+      std::fputs(dpquic::interop::kUsage, stdout);
+      return 0;
+    }
+  }
   const auto options = dpquic::interop::parse_options(argc, argv, error);
   if (!options) {
     std::fprintf(stderr, "exhaustion_client: %s\n", error.c_str());
