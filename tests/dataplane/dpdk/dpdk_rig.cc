@@ -4,6 +4,7 @@
 #include <rte_eth_ring.h>
 #include <rte_ethdev.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <stdexcept>
 #include <string>
@@ -25,6 +26,8 @@ endpoint::EndpointConfig base_endpoint(wire::Role role, uint32_t max_udp_payload
   config.address_token_key.assign(16, 9);
   config.retry.mode = endpoint::RetryMode::kNever;
   config.connection.max_datagram_size = max_udp_payload;
+  // What we accept (RFC 9000 §18.2): any datagram an mbuf holds.
+  config.connection.transport.max_udp_payload_size = std::max<uint64_t>(1472, max_udp_payload);
   return config;
 }
 
@@ -76,8 +79,10 @@ DpdkRig::DpdkRig(const DpdkRigOptions& options)
   server_tls.certificate = &certificate_;
   server_tls.alpn_protocols = {"perf"};
   server_tls.ticket_keys = crypto::random_ticket_keys();
-  const size_t datagram =
-      std::min<size_t>(options_.max_udp_payload, server_port_->capabilities().max_udp_payload);
+  // Ring ports report a 1500-byte MTU they cannot change but carry frames of
+  // any size (whatever fits an mbuf, which Port sized for max_udp_payload):
+  // the rig's link takes the configured size, like a jumbo-frame link would.
+  const size_t datagram = options_.max_udp_payload;
 
   InterfaceAddresses server_interface;
   server_interface.mac = server_port_->capabilities().mac;

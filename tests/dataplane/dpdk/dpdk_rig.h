@@ -33,7 +33,9 @@ struct DpdkRigOptions {
   enum class Wiring : uint8_t { kCarried, kDirect };
   Wiring wiring = Wiring::kCarried;
   uint16_t server_shards = 1;
-  uint32_t max_udp_payload = 1452;  // the ports' and shards' datagram ceiling
+  // The shards' datagram ceiling (PMTU discovery climbs to it from 1452):
+  // the ring link carries any size the mbufs hold.
+  uint32_t max_udp_payload = 1452;
   unsigned ring_size = 4096;
   double loss = 0.0;  // per frame, each way (kCarried)
   uint64_t seed = 1;
