@@ -24,22 +24,23 @@ packet-size parity with ngtcp2, which stays at 1452 by default.
 Goodput is SIZE*8 / the client's wall-clock time from start to exit
 (handshake included, about 1 ms of a ~2 s run). Every process is bounded by
 a timeout and killed by PID; traffic stays on 127.0.0.1.
+
+The side-by-side suite (tools/bench/run_all.py) calls measure() directly.
 """
 import argparse
-import datetime
 import os
-import platform
-import socket
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
 
+import bench_common
+
 WORKSPACE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DATAPLANE = os.path.join(WORKSPACE, "bazel-bin/dataplane/dataplane")
 CLIENT = os.path.join(WORKSPACE, "bazel-bin/tests/interop/dpquic_client")
 TIMEOUT = 120
+SERVER_START_TIMEOUT = 5.0
 
 DESCRIPTIONS = {
     "a": "ngtcp2 gtlsserver -> ngtcp2 gtlsclient",
@@ -49,69 +50,7 @@ DESCRIPTIONS = {
     "e": "dpquic dataplane --gso=off -> dpquic client",
 }
 
-
-def free_port():
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def cpu_model():
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
-
-
-MAX_UDP_PAYLOAD = []  # extra flag for our binaries, set from --max-udp-payload
-
-
-class Server:
-    def __init__(self, kind, port, workdir):
-        self.kind, self.port = kind, port
-        if kind == "ngtcp2":
-            cmd = ["gtlsserver", "--quiet", "--htdocs=" + workdir, "--max-dyn-length=4G",
-                   "127.0.0.1", str(port), os.path.join(workdir, "key.pem"),
-                   os.path.join(workdir, "cert.pem")]
-        else:
-            cmd = [DATAPLANE, "--listen=127.0.0.1:%d" % port, "--cores=1"] + MAX_UDP_PAYLOAD
-            if kind == "dpquic-nogso":
-                cmd.append("--gso=off")
-        self.process = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        time.sleep(0.5)
-        if self.process.poll() is not None:
-            sys.exit("server %s exited at start" % kind)
-
-    def stop(self):
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
-
-
-def run_client(kind, port, size):
-    url = "https://127.0.0.1:%d/%d" % (port, size)
-    if kind == "ngtcp2":
-        cmd = ["gtlsclient", "--quiet", "--exit-on-all-streams-close", "--no-quic-dump",
-               "--no-http-dump", "127.0.0.1", str(port), url]
-    else:
-        cmd = [CLIENT, url] + MAX_UDP_PAYLOAD
-    start = time.monotonic()
-    result = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            timeout=TIMEOUT)
-    elapsed = time.monotonic() - start
-    if result.returncode != 0:
-        sys.exit("client %s failed (%d): %s" % (kind, result.returncode,
-                                                 result.stdout.decode()[-500:]))
-    return size * 8 / elapsed / 1e9
-
-
+# config -> (server kind, client kind)
 CONFIGS = {
     "a": ("ngtcp2", "ngtcp2"),
     "b": ("dpquic", "ngtcp2"),
@@ -121,54 +60,156 @@ CONFIGS = {
 }
 
 
-def main():
+class MeasurementError(Exception):
+    """A server or client failed; the message names which and why."""
+
+
+def make_certificate(workdir):
+    """A fresh self-signed ECDSA P-256 pair for gtlsserver: (key, cert) paths."""
+    key = os.path.join(workdir, "key.pem")
+    cert = os.path.join(workdir, "cert.pem")
+    if not (os.path.exists(key) and os.path.exists(cert)):
+        result = bench_common.run_bounded(
+            ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256",
+             "-nodes", "-days", "1", "-subj", "/CN=localhost", "-keyout", key, "-out", cert],
+            timeout=60)
+        if not result.ok:
+            raise MeasurementError("openssl req failed: " + result.stderr.strip()[-300:])
+    return key, cert
+
+
+def server_command(kind, port, workdir, dataplane=DATAPLANE, max_udp_payload=0):
+    """The command line of a server of `kind` on 127.0.0.1:port."""
+    if kind == "ngtcp2":
+        return ["gtlsserver", "--quiet", "--htdocs=" + workdir, "--max-dyn-length=4G",
+                "127.0.0.1", str(port), os.path.join(workdir, "key.pem"),
+                os.path.join(workdir, "cert.pem")]
+    cmd = [dataplane, "--listen=127.0.0.1:%d" % port, "--cores=1"]
+    if max_udp_payload:
+        cmd.append("--max-udp-payload=%d" % max_udp_payload)
+    if kind == "dpquic-nogso":
+        cmd.append("--gso=off")
+    return cmd
+
+
+def client_command(kind, port, size, client=CLIENT, max_udp_payload=0):
+    """The command line of a client of `kind` downloading SIZE bytes."""
+    url = "https://127.0.0.1:%d/%d" % (port, size)
+    if kind == "ngtcp2":
+        return ["gtlsclient", "--quiet", "--exit-on-all-streams-close", "--no-quic-dump",
+                "--no-http-dump", "127.0.0.1", str(port), url]
+    cmd = [client, url]
+    if max_udp_payload:
+        cmd.append("--max-udp-payload=%d" % max_udp_payload)
+    return cmd
+
+
+def start_server(cmd, kind, log_path):
+    """A BackgroundProcess running `cmd`, once it serves (or raises)."""
+    server = bench_common.BackgroundProcess(cmd, log_path)
+    if kind == "ngtcp2":
+        # gtlsserver --quiet prints nothing when it is ready: give it the
+        # half second the interop tests give it, then it must still run.
+        time.sleep(0.5)
+        ready = server.running()
+    else:
+        ready = server.wait_for_text("serving", SERVER_START_TIMEOUT)
+    if not ready:
+        server.stop()
+        raise MeasurementError("server %s did not start: %s" % (kind, server.log_text()[-500:]))
+    return server
+
+
+def run_once(config, size, workdir, dataplane=DATAPLANE, client=CLIENT, max_udp_payload=0,
+             timeout=TIMEOUT):
+    """One download in `config`: (Gbps, [server command, client command])."""
+    server_kind, client_kind = CONFIGS[config]
+    port = bench_common.free_udp_port()
+    server_cmd = server_command(server_kind, port, workdir, dataplane, max_udp_payload)
+    client_cmd = client_command(client_kind, port, size, client, max_udp_payload)
+    log_path = os.path.join(workdir, "server-%s.log" % config)
+    server = start_server(server_cmd, server_kind, log_path)
+    try:
+        result = bench_common.run_bounded(client_cmd, timeout=timeout)
+    finally:
+        server.stop()
+    if not result.ok:
+        what = "timed out after %d s" % timeout if result.timed_out else \
+            "exited %d" % result.returncode
+        raise MeasurementError("config %s: client %s %s: %s" % (
+            config, client_kind, what, (result.stdout + result.stderr).strip()[-500:]))
+    return size * 8 / result.elapsed / 1e9, [server_cmd, client_cmd]
+
+
+def measure(configs="abcde", runs=5, size=1 << 30, workdir=None, dataplane=DATAPLANE,
+            client=CLIENT, max_udp_payload=0, timeout=TIMEOUT, progress=None):
+    """Alternating runs of every config: {"gbps": {config: [Gbps per run]},
+    "commands": {config: [server cmd, client cmd] of the first run}}.
+
+    `workdir` holds the certificate and logs (a temporary directory when
+    None); `progress(text)` is told about each run. Raises MeasurementError
+    when a server or client fails, ValueError on bad arguments."""
+    if runs < 1 or size < 1 or not configs or any(c not in CONFIGS for c in configs):
+        raise ValueError("runs and size must be positive; configs are letters from abcde")
+    if workdir is None:
+        with tempfile.TemporaryDirectory(prefix="loopback_goodput.") as tmp:
+            return measure(configs, runs, size, tmp, dataplane, client, max_udp_payload,
+                           timeout, progress)
+    make_certificate(workdir)
+    gbps = {c: [] for c in configs}
+    commands = {}
+    for run in range(runs):
+        for config in configs:
+            value, cmds = run_once(config, size, workdir, dataplane, client, max_udp_payload,
+                                   timeout)
+            gbps[config].append(value)
+            commands.setdefault(config, cmds)
+            if progress:
+                progress("run %d %s: %.2f Gbps" % (run + 1, config, value))
+    return {"gbps": gbps, "commands": commands}
+
+
+def report(gbps, runs, size, max_udp_payload=0):
+    """The Markdown table (with its one-line heading) of measure()'s figures."""
+    desc = bench_common.machine_description()
+    lines = ["Measured %s on %s (%d online cores), %d alternating runs of %d bytes each%s." % (
+        desc["date"], desc["cpu_model"], desc["cores"], runs, size,
+        ", ours with --max-udp-payload=%d" % max_udp_payload if max_udp_payload else ""), ""]
+    base = bench_common.summarize(gbps["a"])["median"] if "a" in gbps else None
+    rows = []
+    for config, values in gbps.items():
+        stats = bench_common.summarize(values)
+        ratio = bench_common.ratio(stats["median"], base)
+        rows.append(["(%s) %s" % (config, DESCRIPTIONS[config]), stats["median"], stats["min"],
+                     stats["max"], "%.2f" % ratio if ratio is not None else "-"])
+    table = bench_common.markdown_table(["config", "median Gbps", "min", "max", "median / (a)"],
+                                        rows, align="lrrrr")
+    return "\n".join(lines) + "\n" + table
+
+
+def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--size", type=int, default=1 << 30)
     parser.add_argument("--configs", default="abc")
     parser.add_argument("--max-udp-payload", type=int, default=0)
-    args = parser.parse_args()
-    if args.max_udp_payload:
-        MAX_UDP_PAYLOAD.append("--max-udp-payload=%d" % args.max_udp_payload)
+    args = parser.parse_args(argv)
     if args.runs < 1 or args.size < 1 or any(c not in CONFIGS for c in args.configs):
         parser.error("--runs and --size must be positive; --configs letters from abcde")
     for binary in (DATAPLANE, CLIENT):
         if not os.access(binary, os.X_OK):
             sys.exit("%s is missing: bazel build -c opt //dataplane //tests/interop:dpquic_client"
                      % binary)
-    results = {c: [] for c in args.configs}
-    with tempfile.TemporaryDirectory() as workdir:
-        subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt",
-                        "ec_paramgen_curve:P-256", "-nodes", "-days", "1", "-subj", "/CN=localhost",
-                        "-keyout", os.path.join(workdir, "key.pem"), "-out",
-                        os.path.join(workdir, "cert.pem")], check=True, capture_output=True)
-        for run in range(args.runs):
-            for config in args.configs:
-                server_kind, client_kind = CONFIGS[config]
-                port = free_port()
-                server = Server(server_kind, port, workdir)
-                try:
-                    gbps = run_client(client_kind, port, args.size)
-                finally:
-                    server.stop()
-                results[config].append(gbps)
-                print("run %d %s: %.2f Gbps" % (run + 1, config, gbps), file=sys.stderr)
-
-    print("Measured %s on %s (%d online cores), %d alternating runs of %d bytes each%s." % (
-        datetime.date.today().isoformat(), cpu_model(), os.cpu_count(), args.runs, args.size,
-        ", ours with --max-udp-payload=%d" % args.max_udp_payload if args.max_udp_payload else ""))
-    print()
-    print("| config | median Gbps | min | max | median / (a) |")
-    print("|---|---|---|---|---|")
-    base = statistics.median(results["a"]) if "a" in results else None
-    for config in args.configs:
-        values = results[config]
-        median = statistics.median(values)
-        ratio = "%.2f" % (median / base) if base else "-"
-        print("| (%s) %s | %.2f | %.2f | %.2f | %s |" % (
-            config, DESCRIPTIONS[config], median, min(values), max(values), ratio))
+    try:
+        result = measure(args.configs, args.runs, args.size, None, DATAPLANE, CLIENT,
+                         args.max_udp_payload, TIMEOUT,
+                         progress=lambda text: print(text, file=sys.stderr))
+    except (MeasurementError, subprocess.SubprocessError) as e:
+        sys.exit("loopback_goodput: %s" % e)
+    print(report(result["gbps"], args.runs, args.size, args.max_udp_payload), end="")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

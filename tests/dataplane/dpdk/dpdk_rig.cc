@@ -143,13 +143,15 @@ DpdkRig::~DpdkRig() {
   client_.reset();
   perf_servers_.clear();
   servers_.clear();
-  client_port_.reset();
-  server_port_.reset();
+  // Frames still on the links go back to their pools before the ports
+  // (which own the pools) are closed.
   for (rte_ring* ring : rings_) {
     rte_mbuf* mbuf = nullptr;
     while (rte_ring_dequeue(ring, reinterpret_cast<void**>(&mbuf)) == 0) rte_pktmbuf_free(mbuf);
-    rte_ring_free(ring);
   }
+  client_port_.reset();
+  server_port_.reset();
+  for (rte_ring* ring : rings_) rte_ring_free(ring);
 }
 
 rte_ring* DpdkRig::make_ring(const char* role, size_t index) {

@@ -1,0 +1,282 @@
+"""Unit tests of the side-by-side suite (tools/bench/run_all.py and its
+suite_*.py modules) on fake inputs: binary location, --only, report
+rendering, the BENCHMARKS.md splice, chart data, and the parsers of the
+tools' outputs."""
+
+import json
+import os
+import tempfile
+import unittest
+
+import charts
+import run_all
+import suite_context
+import suite_dpdk
+import suite_goodput
+import suite_memory
+import suite_micro
+import suite_report
+import suite_streams
+
+MACHINE = {"cpu_model": "Fake CPU", "cores": 2, "usable_cores": 2, "memory_bytes": 2**34,
+           "kernel": "Linux 6.1", "machine": "x86_64", "date": "2026-01-02 03:04 UTC"}
+
+
+def touch(path, executable=True):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        f.write("#!/bin/sh\n")
+    if executable:
+        os.chmod(path, 0o755)
+
+
+class LocateTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.root = self.tmp.name
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def test_runfiles_dir_comes_first_then_bazel_bin(self):
+        runfiles = os.path.join(self.root, "x.runfiles")
+        checkout = os.path.join(self.root, "checkout")
+        script = os.path.join(checkout, "tools", "bench", "run_all.py")
+        roots = suite_context.candidate_roots({"RUNFILES_DIR": runfiles}, script)
+        self.assertEqual(roots, [os.path.join(runfiles, "dpquic"),
+                                 os.path.join(checkout, "bazel-bin")])
+        touch(os.path.join(checkout, "bazel-bin", "dataplane", "dataplane"))
+        touch(os.path.join(runfiles, "dpquic", "tools", "quicload", "quicload"))
+        found = suite_context.locate_binaries(roots)
+        self.assertEqual(found["dataplane"],
+                         os.path.join(checkout, "bazel-bin", "dataplane", "dataplane"))
+        self.assertEqual(found["quicload"],
+                         os.path.join(runfiles, "dpquic", "tools", "quicload", "quicload"))
+        self.assertIsNone(found["seal_bench"])
+        # The runfiles copy wins over bazel-bin when both exist.
+        touch(os.path.join(runfiles, "dpquic", "dataplane", "dataplane"))
+        self.assertEqual(suite_context.locate("dataplane/dataplane", roots),
+                         os.path.join(runfiles, "dpquic", "dataplane", "dataplane"))
+
+    def test_script_inside_a_runfiles_tree(self):
+        script = os.path.join(self.root, "all.runfiles", "dpquic", "tools", "bench", "run_all.py")
+        roots = suite_context.candidate_roots({}, script)
+        self.assertEqual(roots[0], os.path.join(self.root, "all.runfiles", "dpquic"))
+
+    def test_workspace_directory_of_bazel_run(self):
+        script = os.path.join(self.root, "r.runfiles", "dpquic", "tools", "bench", "run_all.py")
+        env = {"BUILD_WORKSPACE_DIRECTORY": "/src/ws", "TEST_SRCDIR": "/t"}
+        roots = suite_context.candidate_roots(env, script)
+        self.assertEqual(roots, ["/t/dpquic", os.path.join(self.root, "r.runfiles", "dpquic"),
+                                 "/src/ws/bazel-bin",
+                                 os.path.join(self.root, "r.runfiles", "dpquic", "bazel-bin")])
+        self.assertEqual(suite_context.output_workspace(env, script), "/src/ws")
+        self.assertEqual(suite_context.output_workspace({}, "/a/b/tools/bench/run_all.py"), "/a/b")
+
+    def test_directories_are_not_binaries(self):
+        os.makedirs(os.path.join(self.root, "dataplane", "dataplane"))
+        self.assertIsNone(suite_context.locate("dataplane/dataplane", [self.root]))
+
+    def test_display_rewrites_paths_and_port(self):
+        ctx = suite_context.Context({"dataplane": "/rf/dpquic/dataplane/dataplane"}, "/tmp/w")
+        line = ctx.display(["/rf/dpquic/dataplane/dataplane", "--listen=127.0.0.1:4567",
+                            "--root=/tmp/w/x y"], {"A": "1"}, port=4567)
+        self.assertEqual(line, "A=1 bazel-bin/dataplane/dataplane --listen=127.0.0.1:$PORT "
+                               "'--root=$WORK/x y'")
+        with self.assertRaises(suite_context.Missing):
+            ctx.binary("quicload")
+
+
+class OptionsTest(unittest.TestCase):
+    def test_only_names_and_numbers_in_report_order(self):
+        self.assertEqual(run_all.parse_only("gso,1, micro"), ["goodput", "gso", "micro"])
+        self.assertEqual(run_all.parse_only(""), [k for k, _, _ in run_all.SECTIONS])
+        self.assertEqual(run_all.parse_only("8,DPDK"), ["dpdk"])
+        with self.assertRaises(ValueError):
+            run_all.parse_only("goodput,nine")
+        with self.assertRaises(ValueError):
+            run_all.parse_only(",")
+
+    def test_runs_default_and_quick(self):
+        self.assertEqual(run_all.parse_args([]).runs, 5)
+        self.assertEqual(run_all.parse_args(["--quick"]).runs, 1)
+        self.assertEqual(run_all.parse_args(["--quick", "--runs=3"]).runs, 3)
+        with self.assertRaises(SystemExit):
+            run_all.parse_args(["--runs=0"])
+
+    def test_goodput_configs_for_the_sections(self):
+        self.assertEqual(suite_goodput.wanted_configs({"gso"}), "ce")
+        self.assertEqual(suite_goodput.wanted_configs({"goodput"}), "abcde")
+
+
+def fake_sections():
+    goodput = suite_context.Section("goodput", "1", "Goodput")
+    result = {"gbps": {"a": [2.0, 1.0, 3.0], "c": [8.0, 9.0, 10.0], "e": [6.0, 6.5, 7.0]},
+              "commands": {c: [["srv", c], ["cli", "https://127.0.0.1:5/9"]] for c in "ace"}}
+    stats = {c: suite_context.bench_common.summarize(v) for c, v in result["gbps"].items()}
+    ctx = suite_context.Context({}, "/w")
+    suite_goodput.fill_goodput(ctx, goodput, result, stats, {"b": "gtlsclient not found on PATH"},
+                               1000)
+    gso = suite_context.Section("gso", "6", "GSO")
+    suite_goodput.fill_gso(ctx, gso, result, stats, 1000)
+    memory = suite_context.Section("memory", "4", "Memory")
+    memory.skip("quicload has no --idle")
+    dpdk = suite_context.Section("dpdk", "8", "DPDK")
+    report = {"goodput_gbps": 5.0, "send_cycles_per_datagram": 1000.0,
+              "build_cycles_per_datagram": 700.0, "header_cycles_per_datagram": 200.0,
+              "tx_burst_cycles_per_datagram": 10.0, "other_cycles_per_datagram": 90.0,
+              "raw_gcm_cycles": 400.0, "ratio": 2.5, "loop_cycles_per_datagram": 1500.0,
+              "allocations": 20, "payload": 1400}
+    suite_dpdk.fill(dpdk, 100, [report, dict(report, ratio=2.6, allocations=250)])
+    failed = suite_context.Section("streams", "5", "Streams")
+    failed.fail("quicload exited 1")
+    return [s.to_dict() for s in (goodput, memory, failed, gso, dpdk)]
+
+
+class ReportTest(unittest.TestCase):
+    def test_goodput_figures_and_ratios(self):
+        goodput = fake_sections()[0]
+        rows = goodput["tables"][0]["rows"]
+        self.assertEqual(rows[0][1:6], [2.0, 1.0, 3.0, 3, 1.0])
+        self.assertEqual(rows[1][0], "(c) dpquic dataplane -> dpquic client")
+        self.assertEqual(rows[1][5], 4.5)
+        self.assertEqual(goodput["skipped"], [{"what": "(b) dpquic dataplane -> ngtcp2 gtlsclient",
+                                               "why": "gtlsclient not found on PATH"}])
+        self.assertEqual(goodput["charts"]["goodput"]["baseline"], "ngtcp2 -> ngtcp2")
+        self.assertEqual([t["value"] for t in goodput["targets"]], [4.5, 3.25])
+
+    def test_targets(self):
+        sections = {s["key"]: s for s in fake_sections()}
+        dpdk = sections["dpdk"]["targets"]
+        self.assertEqual((dpdk[0]["value"], dpdk[0]["met"]), (2.55, False))
+        self.assertEqual((dpdk[1]["value"], dpdk[1]["met"]), (250, False))
+        self.assertAlmostEqual(sections["gso"]["data"]["ratio"], 9.0 / 6.5)
+
+    def test_results_follow_the_charts_schema(self):
+        results = suite_report.build_results(fake_sections(), MACHINE, "bazel run x", 3, False)
+        self.assertEqual(results["machine"].split(",")[0], "Fake CPU")
+        self.assertEqual([c["name"] for c in results["bar_charts"]], ["gso"])
+        self.assertIn("goodput", results)
+        self.assertIn("cycles", results)
+        # A skipped or failed section contributes no chart data.
+        self.assertNotIn("handshakes", results)
+        scripts = charts.chart_scripts(json.loads(json.dumps(results)), "/out")
+        self.assertEqual(sorted(os.path.basename(p) for p, _ in scripts),
+                         ["cycles.svg", "goodput.svg", "gso.svg"])
+
+    def test_markdown(self):
+        results = suite_report.build_results(fake_sections(), MACHINE, "bazel run x", 3, False)
+        text = suite_report.render(results, ["goodput.svg", "cycles.svg"], "docs/bench")
+        self.assertIn("### 4. Memory\n\n- skipped: quicload has no --idle\n", text)
+        self.assertIn("- **failed**: quicload exited 1", text)
+        self.assertIn("- skipped: (b) dpquic dataplane -> ngtcp2 gtlsclient: gtlsclient not "
+                      "found on PATH", text)
+        self.assertIn("![goodput](docs/bench/goodput.svg)", text)
+        self.assertIn("![cycles](docs/bench/cycles.svg)", text)
+        # gso.svg was not written: no link to it.
+        self.assertNotIn("gso.svg", text)
+        self.assertIn("| (c) dpquic dataplane -> dpquic client | 9.00 | 8.00 | 10.00 | 3 | 4.50 |",
+                      text)
+        self.assertIn("- Target: heap allocations after the handshake (worst run): 250 "
+                      "(target < 200): **not met**", text)
+        self.assertIn("| 4. Memory | skipped: quicload has no --idle |", text)
+        self.assertIn("Fake CPU, 2 cores", text)
+        self.assertIn("[docs/bench/results.json](docs/bench/results.json)", text)
+        self.assertIn("```\n(a) server: srv a\n", text)
+
+
+class SpliceTest(unittest.TestCase):
+    def test_inserted_after_the_title_paragraph(self):
+        before = "# Benchmarks\n\nIntro line one\nline two.\n\n## Hand-written\n\ntext\n"
+        out = suite_report.splice(before, "GEN\n")
+        self.assertEqual(out, "# Benchmarks\n\nIntro line one\nline two.\n\n"
+                              "<!-- suite:begin -->\nGEN\n<!-- suite:end -->\n\n"
+                              "## Hand-written\n\ntext\n")
+        # Running again replaces the block and keeps the rest byte for byte.
+        again = suite_report.splice(out, "NEW\nLINES\n")
+        self.assertEqual(again, out.replace("GEN\n", "NEW\nLINES\n"))
+
+    def test_title_only_and_empty(self):
+        self.assertEqual(suite_report.splice("# T\n", "G"),
+                         "# T\n\n<!-- suite:begin -->\nG\n<!-- suite:end -->\n")
+        self.assertEqual(suite_report.splice(None, "G"),
+                         "# Benchmarks\n\n<!-- suite:begin -->\nG\n<!-- suite:end -->\n")
+
+    def test_one_marker_is_an_error(self):
+        with self.assertRaises(ValueError):
+            suite_report.splice("# T\n<!-- suite:begin -->\nx\n", "G")
+
+    def test_update_markdown_file(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "BENCHMARKS.md")
+            suite_report.update_markdown(path, "first")
+            suite_report.update_markdown(path, "second")
+            with open(path) as f:
+                self.assertEqual(f.read(), "# Benchmarks\n\n<!-- suite:begin -->\nsecond\n"
+                                           "<!-- suite:end -->\n")
+
+
+class ParserTest(unittest.TestCase):
+    def test_stream_progress_lines(self):
+        text = ("quicload: x\n[    1.0s] requests 176200/1000000  goodput 0.089 Gbps\n"
+                "[    2.0s] requests 357128/1000000  goodput 0.092 Gbps\n")
+        self.assertEqual(suite_streams.progress_at(text, 1.0), (1.0, 176200))
+        self.assertEqual(suite_streams.progress_at(text, 1.5), (2.0, 357128))
+        self.assertIsNone(suite_streams.progress_at(text, 3.0))
+
+    def test_server_stats_lines(self):
+        text = ("dataplane: serving\nstats: connections=10 handshakes/s=1.0 in=0\n"
+                "stats: connections=9999 handshakes/s=2.0\n")
+        self.assertEqual(suite_memory.connections_now(text), 9999)
+        self.assertIsNone(suite_memory.connections_now("dataplane: serving\n"))
+        self.assertTrue(suite_memory.idle_flag_supported("  --idle=SECONDS  hold"))
+        self.assertFalse(suite_memory.idle_flag_supported("  --handshake-only"))
+
+    def test_benchmark_json_medians_and_counters(self):
+        doc = {"context": {}, "benchmarks": [
+            {"name": "BM_A_mean", "run_name": "BM_A", "run_type": "aggregate",
+             "aggregate_name": "mean", "real_time": 9.0, "cpu_time": 9.0, "time_unit": "ns",
+             "cycles_per_datagram": 99.0},
+            {"name": "BM_A_median", "run_name": "BM_A", "run_type": "aggregate",
+             "aggregate_name": "median", "real_time": 10.0, "cpu_time": 8.0, "time_unit": "ns",
+             "iterations": 5, "repetitions": 5, "cycles_per_datagram": 100.5,
+             "bytes_per_second": 2.5e9, "label": "x"}]}
+        text = "pinned to cpu 1; ipsec-mb arch avx512\n" + json.dumps(doc, indent=2)
+        rows = suite_micro.medians(suite_micro.parse_benchmark_json(text))
+        self.assertEqual(rows, [{"name": "BM_A", "real_time": 10.0, "cpu_time": 8.0,
+                                 "time_unit": "ns", "error": None,
+                                 "counters": {"cycles_per_datagram": 100.5,
+                                              "bytes_per_second": 2.5e9}}])
+        self.assertEqual(suite_micro.table_rows(rows), [
+            ["BM_A", "10 ns", "8 ns", "bytes_per_second=2.5G, cycles_per_datagram=100.5"]])
+        with self.assertRaises(ValueError):
+            suite_micro.parse_benchmark_json("no json here")
+
+    def test_compact_numbers(self):
+        self.assertEqual(suite_micro.compact(0), "0")
+        self.assertEqual(suite_micro.compact(759.08), "759.1")
+        self.assertEqual(suite_micro.compact(14483302.9), "14.5M")
+        self.assertEqual(suite_micro.compact(1500), "1.5k")
+
+    def test_hugepages(self):
+        self.assertEqual(suite_dpdk.free_hugepages("HugePages_Total: 512\nHugePages_Free: 500\n"),
+                         500)
+        self.assertEqual(suite_dpdk.free_hugepages("MemTotal: 1 kB\n"), 0)
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "nr_hugepages")
+            with open(path, "w") as f:
+                f.write("0\n")
+            section = suite_context.Section("dpdk", "8", "DPDK")
+            suite_dpdk.prepare_hugepages(section, 1000, path)  # not root: left alone
+            with open(path) as f:
+                self.assertEqual(f.read(), "0\n")
+            self.assertEqual(section.notes, [])
+            suite_dpdk.prepare_hugepages(section, 0, path)
+            with open(path) as f:
+                self.assertEqual(f.read(), "512\n")
+            self.assertEqual(section.notes,
+                             ["Reserved 512 hugepages (/proc/sys/vm/nr_hugepages was 0)."])
+
+
+if __name__ == "__main__":
+    unittest.main()

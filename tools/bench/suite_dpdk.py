@@ -1,0 +1,164 @@
+"""Section 8: the DPDK backend's send path (dpdk_send_bench): goodput of one
+server lcore over ring ports, send-path cycles per datagram and its parts
+(QUIC packets built and sealed, Ethernet/IP/UDP headers, TX burst, the rest)
+against ipsec-mb's raw AES-128-GCM seal of the same size on the same lcore,
+and heap allocations after the handshake. Targets: send path <= 2.5x raw
+AEAD, allocations < 200.
+
+Hugepages: when none are reserved and we are root, 512 are reserved (the
+report says so); when hugepages are unusable the bench runs with
+--no-huge -m 1024 (the report says so too)."""
+
+import os
+import shutil
+
+import bench_common
+from suite_context import Missing
+
+FULL_BYTES = 10000000000
+QUICK_BYTES = 200000000
+NO_HUGE_EAL = "--no-huge -m 1024 --no-pci --no-telemetry -l 0-1"
+HUGEPAGES = 512
+RATIO_TARGET = 2.5
+ALLOCATION_TARGET = 200
+TIMEOUT = 600
+PARTS = (
+    ("build_cycles_per_datagram", "QUIC packets built and sealed"),
+    ("header_cycles_per_datagram", "Ethernet/IP/UDP headers"),
+    ("tx_burst_cycles_per_datagram", "TX burst"),
+    ("other_cycles_per_datagram", "mbufs and events (other)"),
+)
+
+
+def _read(path):
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read()
+    except OSError:
+        return ""
+
+
+def free_hugepages(meminfo_text):
+    """HugePages_Free from /proc/meminfo text (0 when absent)."""
+    for line in meminfo_text.splitlines():
+        if line.startswith("HugePages_Free:"):
+            try:
+                return int(line.split()[1])
+            except (IndexError, ValueError):
+                return 0
+    return 0
+
+
+def prepare_hugepages(section, euid, nr_path="/proc/sys/vm/nr_hugepages"):
+    """Reserves HUGEPAGES when none are and we may; True when any are free."""
+    text = _read(nr_path).strip()
+    if text == "0" and euid == 0:
+        try:
+            with open(nr_path, "w", encoding="utf-8") as f:
+                f.write("%d\n" % HUGEPAGES)
+            section.note("Reserved %d hugepages (/proc/sys/vm/nr_hugepages was 0)." % HUGEPAGES)
+        except OSError as e:
+            section.note("Could not reserve hugepages: %s." % e)
+    return free_hugepages(_read("/proc/meminfo")) > 0
+
+
+def run_bench(ctx, section, eal, size, attempts=3):
+    """One dpdk_send_bench run: its JSON report.
+
+    stdout is line-buffered (stdbuf -oL), so a report printed before a crash
+    in teardown survives; such a report is kept, and the report says the
+    process died after it. A run that dies before its report is retried."""
+    cmd = [ctx.binary("dpdk_send_bench"), "--bytes=%d" % size]
+    if eal:
+        cmd.append("--eal=" + eal)
+    if shutil.which("stdbuf"):
+        cmd = ["stdbuf", "-oL"] + cmd
+    section.command(ctx.display(cmd))
+    for attempt in range(1, attempts + 1):
+        result = bench_common.run_bounded(cmd, timeout=TIMEOUT)
+        report = None
+        try:
+            report = bench_common.last_json_line(result.stdout)
+        except ValueError:
+            pass
+        if not result.timed_out and report is not None and report.get("ok"):
+            if result.returncode != 0:
+                section.note("dpdk_send_bench exited %d after printing a complete report (a "
+                             "crash in teardown); the report's figures are kept." %
+                             result.returncode)
+            return report
+        crashed = result.returncode is not None and result.returncode < 0 and \
+            not result.timed_out
+        if not crashed or attempt == attempts:
+            break
+        section.note("A dpdk_send_bench run died of signal %d before its report; it was run "
+                     "again." % -result.returncode)
+    raise RuntimeError("dpdk_send_bench %s (exit %s): %s" % (
+        "timed out" if result.timed_out else "failed", result.returncode,
+        (result.stdout + result.stderr).strip()[-300:] or "no output"))
+
+
+def run(ctx, section):
+    size = QUICK_BYTES if ctx.quick else FULL_BYTES
+    try:
+        ctx.binary("dpdk_send_bench")
+    except Missing as e:
+        section.skip(str(e))
+        return
+    eal = None if prepare_hugepages(section, os.geteuid()) else NO_HUGE_EAL
+    if eal:
+        section.note("No free hugepages: EAL runs with --no-huge (%s)." % NO_HUGE_EAL)
+    reports = []
+    try:
+        for run_index in range(ctx.runs):
+            try:
+                report = run_bench(ctx, section, eal, size)
+            except RuntimeError as e:
+                if eal is not None:
+                    raise
+                # Hugepages reserved but unusable here (say, no hugetlbfs).
+                section.note("With hugepages the bench failed (%s); the runs use --no-huge "
+                             "(%s)." % (str(e)[:160], NO_HUGE_EAL))
+                eal = NO_HUGE_EAL
+                report = run_bench(ctx, section, eal, size)
+            reports.append(report)
+            ctx.log("dpdk: run %d: %.2f Gbps, %.0f cycles/datagram (%.2fx raw), %d allocations"
+                    % (run_index + 1, report["goodput_gbps"], report["send_cycles_per_datagram"],
+                       report["ratio"], report["allocations"]))
+    except (RuntimeError, KeyError) as e:
+        section.fail(str(e))
+        return
+    fill(section, size, reports)
+
+
+def fill(section, size, reports):
+    column = lambda key: bench_common.summarize([r[key] for r in reports])
+    rows = [["goodput, 1 server lcore (Gbps)", column("goodput_gbps")],
+            ["send path cycles per datagram", column("send_cycles_per_datagram")]]
+    rows += [["send path: " + label, column(key)] for key, label in PARTS]
+    rows += [["raw ipsec-mb AES-128-GCM seal, cycles", column("raw_gcm_cycles")]]
+    if all("raw_gcm_recycled_mbuf_cycles" in r for r in reports):
+        rows += [["raw seal into the transfer's recycled mbufs, cycles",
+                  column("raw_gcm_recycled_mbuf_cycles")]]
+    rows += [["send path / raw AEAD", column("ratio")],
+             ["whole server loop cycles per datagram", column("loop_cycles_per_datagram")],
+             ["heap allocations after the handshake", column("allocations")],
+             ["average UDP payload (bytes)", column("payload")]]
+    integral = lambda v: int(v) if float(v).is_integer() else v
+    section.table(["figure", "median", "min", "max", "runs"],
+                  [[label] + [integral(s[k]) for k in ("median", "min", "max")] + [s["runs"]]
+                   for label, s in rows], align="lrrrr")
+    ratio = column("ratio")
+    worst_allocations = int(column("allocations")["max"])
+    section.target("send path cycles against raw AEAD (median)", ratio["median"],
+                   "<= %.1fx" % RATIO_TARGET, ratio["median"] <= RATIO_TARGET)
+    section.target("heap allocations after the handshake (worst run)", worst_allocations,
+                   "< %d" % ALLOCATION_TARGET, worst_allocations < ALLOCATION_TARGET)
+    section.note("%d bytes per run over two ring ports wired to each other (no NIC); the raw "
+                 "AEAD is measured on the server's lcore right after each transfer." % size)
+    section.data = {"bytes": size, "runs": reports}
+    parts = [{"config": "DPDK send path", "part": label,
+              "cycles": max(0.0, column(key)["median"])} for key, label in PARTS]
+    parts.append({"config": "raw AES-128-GCM", "part": "AEAD seal",
+                  "cycles": column("raw_gcm_cycles")["median"]})
+    section.charts = {"cycles": {"unit": "cycles per datagram", "parts": parts}}

@@ -1,0 +1,140 @@
+"""Section 2: handshakes per second per server core.
+
+The server runs on CPU 0 (taskset, and dataplane --cores=1 pins its shard
+there too), quicload --handshake-only on CPU 1. Per run, alternating: the
+crypto limit (handshake_crypto_bench --cpu=0: P-256 sign + X25519 keygen and
+shared secret on that core), our dataplane, and gtlsserver (ECDSA P-256 pair
+from openssl) when installed. The ratio is ours against the limit; the
+target is 80%."""
+
+import json
+import os
+import shutil
+import signal
+
+import bench_common
+from suite_context import Missing, start_server, taskset
+
+TARGET_FRACTION = 0.8
+CONNECTIONS = 64
+SERVER_CPU = "0"
+CLIENT_CPU = "1"
+OURS = "dpquic dataplane, 1 core"
+NGTCP2 = "ngtcp2 gtlsserver, 1 core"
+
+
+def durations(quick):
+    """(quicload --duration seconds, crypto bench --seconds)."""
+    return (1, 0.2) if quick else (5, 1.0)
+
+
+def crypto_limit(ctx, section, seconds):
+    cmd = [ctx.binary("handshake_crypto_bench"), "--cpu=" + SERVER_CPU,
+           "--seconds=%g" % seconds, "--repetitions=1"]
+    section.command("crypto limit: " + ctx.display(cmd))
+    result = bench_common.run_bounded(cmd, timeout=60)
+    report = bench_common.last_json_line(result.stdout) if result.ok else None
+    if report is None or "handshake_crypto_limit_per_sec" not in report:
+        raise RuntimeError("handshake_crypto_bench failed (%s): %s" % (
+            result.returncode, (result.stdout + result.stderr).strip()[-300:]))
+    return report
+
+
+def load(ctx, section, label, server_cmd, port, stop_signal, ready_text, duration):
+    """One quicload --handshake-only run against a fresh server: its JSON."""
+    json_path = ctx.path("handshakes.json")
+    if os.path.exists(json_path):
+        os.unlink(json_path)
+    client_cmd = taskset(CLIENT_CPU, [
+        ctx.binary("quicload"), "--handshake-only", "--connections=%d" % CONNECTIONS,
+        "--duration=%d" % duration, "--cores=1", "--no-progress", "--json=" + json_path,
+        "https://127.0.0.1:%d/" % port])
+    section.command("%s server: %s" % (label, ctx.display(server_cmd, port=port)))
+    section.command("%s client: %s" % (label, ctx.display(client_cmd, port=port)))
+    server = start_server(server_cmd, ctx.path("handshake-server.log"), ready_text)
+    try:
+        result = bench_common.run_bounded(client_cmd, timeout=duration + 60)
+    finally:
+        server.stop(stop_signal)
+    try:
+        with open(json_path, encoding="utf-8") as f:
+            report = json.load(f)
+    except (OSError, ValueError):
+        report = None
+    if report is None or not result.ok:
+        raise RuntimeError("quicload against %s failed (%s): %s" % (
+            label, "timeout" if result.timed_out else result.returncode,
+            (result.stdout + result.stderr).strip()[-300:]))
+    return report
+
+
+def run(ctx, section):
+    duration, crypto_seconds = durations(ctx.quick)
+    try:
+        dataplane = ctx.binary("dataplane")
+        ctx.binary("quicload")
+        ctx.binary("handshake_crypto_bench")
+    except Missing as e:
+        section.skip(str(e))
+        return
+    configs = [OURS]
+    if shutil.which("gtlsserver") is None:
+        section.skip_part(NGTCP2, "gtlsserver not found on PATH")
+    else:
+        try:
+            key, cert = ctx.certificate()
+            configs.append(NGTCP2)
+        except Missing as e:
+            section.skip_part(NGTCP2, str(e))
+    limits, rates, failed = [], {c: [] for c in configs}, {c: [] for c in configs}
+    try:
+        for run_index in range(ctx.runs):
+            limit = crypto_limit(ctx, section, crypto_seconds)
+            limits.append(limit["handshake_crypto_limit_per_sec"])
+            for config in configs:
+                port = bench_common.free_udp_port()
+                if config == OURS:
+                    cmd = taskset(SERVER_CPU, [dataplane, "--listen=127.0.0.1:%d" % port,
+                                               "--cores=1"])
+                    report = load(ctx, section, config, cmd, port, signal.SIGTERM, "serving",
+                                  duration)
+                else:
+                    cmd = taskset(SERVER_CPU, ["gtlsserver", "--quiet", "127.0.0.1", str(port),
+                                               key, cert])
+                    report = load(ctx, section, config, cmd, port, signal.SIGINT, None,
+                                  duration)
+                rates[config].append(report["handshakes_per_sec"])
+                failed[config].append(report.get("handshakes_failed", 0))
+                ctx.log("handshakes: run %d %s: %.0f/s (limit %.0f/s)" % (
+                    run_index + 1, config, report["handshakes_per_sec"], limits[-1]))
+    except (RuntimeError, OSError, KeyError) as e:
+        section.fail(str(e))
+        return
+    fill(section, limits, rates, failed, duration)
+
+
+def fill(section, limits, rates, failed, duration):
+    limit = bench_common.summarize(limits)
+    rows = [["crypto limit (P-256 sign + X25519 keygen + shared), CPU 0", limit["median"],
+             limit["min"], limit["max"], limit["runs"], 1.0, 0]]
+    chart_runs = []
+    for config, values in rates.items():
+        s = bench_common.summarize(values)
+        rows.append([config, s["median"], s["min"], s["max"], s["runs"],
+                     bench_common.ratio(s["median"], limit["median"]), sum(failed[config])])
+        chart_runs.append({"config": config, "median": s["median"], "min": s["min"],
+                           "max": s["max"]})
+    section.table(["server", "median handshakes/s", "min", "max", "runs", "ratio to limit",
+                   "failed"], rows, align="lrrrrrr")
+    ours = bench_common.summarize(rates[OURS])["median"]
+    fraction = bench_common.ratio(ours, limit["median"])
+    section.target("handshakes/s against the crypto limit", fraction, ">= %.2f" %
+                   TARGET_FRACTION, fraction is not None and fraction >= TARGET_FRACTION)
+    section.note("quicload --handshake-only, %d connections in flight, %d s per run, ECDSA "
+                 "P-256 certificates (dataplane's self-signed default; openssl-made for "
+                 "gtlsserver), server on CPU 0, client on CPU 1; the crypto limit is measured "
+                 "on CPU 0 in the same alternating runs." % (CONNECTIONS, duration))
+    section.data = {"crypto_limit_per_sec": limits, "handshakes_per_sec": rates,
+                    "handshakes_failed": failed, "ratio_to_limit": fraction}
+    section.charts = {"handshakes": {"crypto_limit_per_sec": limit["median"],
+                                     "target_fraction": TARGET_FRACTION, "runs": chart_runs}}

@@ -1,0 +1,129 @@
+"""Section 4: memory per idle connection, 10k and 100k connections.
+
+dataplane --cores=1 --max-connections=110000 --stats=1 on CPU 0; its VmRSS
+(/proc/PID/status) once it serves and has settled is the baseline. Then
+`quicload --idle=SECONDS --connections=N` (CPU 1) opens N connections and
+holds them idle; once the server's stats line reports N connections and one
+more second has passed, VmRSS is read again. (RSS held - baseline) / N is
+the figure, in KiB. quicload is stopped by PID after the reading. Counts
+alternate run by run. Target: <= 16 KiB per connection."""
+
+import re
+import signal
+import time
+
+import bench_common
+from suite_context import Missing, ServerError, read_vm_rss_kib, start_server, taskset
+
+TARGET_KIB = 16.0
+FULL_COUNTS = (10000, 100000)
+QUICK_COUNTS = (500, 2000)
+MAX_CONNECTIONS = 110000
+SETTLE = 1.0
+# Bounds on the ramp: at least this many handshakes per second, plus slack.
+MIN_RATE = 200
+SLACK = 30
+STATS = re.compile(r"^stats: connections=(\d+)", re.MULTILINE)
+
+
+def idle_flag_supported(help_text):
+    """quicload's --help lists --idle=SECONDS (not, say, --idle-timeout)."""
+    return re.search(r"--idle[=\s]", help_text) is not None
+
+
+def connections_now(log_text):
+    """The connection count of the server's last stats line, or None."""
+    matches = STATS.findall(log_text)
+    return int(matches[-1]) if matches else None
+
+
+def measure_once(ctx, section, count):
+    """(baseline KiB, held KiB, connections seen)."""
+    port = bench_common.free_udp_port()
+    ramp = count / MIN_RATE + SLACK
+    server_cmd = taskset("0", [ctx.binary("dataplane"), "--listen=127.0.0.1:%d" % port,
+                               "--cores=1", "--max-connections=%d" % MAX_CONNECTIONS,
+                               "--stats=1"])
+    client_cmd = taskset("1", [ctx.binary("quicload"), "--idle=%d" % int(ramp + 60),
+                               "--connections=%d" % count, "--cores=1", "--no-progress",
+                               "https://127.0.0.1:%d/" % port])
+    section.command("server: " + ctx.display(server_cmd, port=port))
+    section.command("client (N=%d): %s" % (count, ctx.display(client_cmd, port=port)))
+    server = start_server(server_cmd, ctx.path("memory-server.log"), "serving")
+    try:
+        time.sleep(SETTLE)
+        baseline = read_vm_rss_kib(server.pid)
+        client = bench_common.BackgroundProcess(client_cmd, ctx.path("memory-client.log"))
+        try:
+            deadline = time.monotonic() + ramp
+            seen = 0
+            while time.monotonic() < deadline and client.running():
+                seen = connections_now(server.log_text()) or 0
+                if seen >= count:
+                    break
+                time.sleep(0.2)
+            if seen < count:
+                raise ServerError("%d of %d connections open after %.0f s (quicload %s): %s" % (
+                    seen, count, ramp, "running" if client.running() else "exited",
+                    client.log_text().strip()[-300:]))
+            time.sleep(SETTLE)
+            held = read_vm_rss_kib(server.pid)
+            seen = max(seen, connections_now(server.log_text()) or 0)
+        finally:
+            client.stop(signal.SIGTERM)
+    finally:
+        server.stop(signal.SIGTERM)
+    if baseline is None or held is None:
+        raise ServerError("could not read the server's VmRSS")
+    return baseline, held, seen
+
+
+def run(ctx, section):
+    counts = QUICK_COUNTS if ctx.quick else FULL_COUNTS
+    try:
+        quicload = ctx.binary("quicload")
+        ctx.binary("dataplane")
+    except Missing as e:
+        section.skip(str(e))
+        return
+    help_text = bench_common.run_bounded([quicload, "--help"], timeout=30)
+    if not idle_flag_supported(help_text.stdout + help_text.stderr):
+        section.skip("quicload has no --idle")
+        return
+    per_connection = {n: [] for n in counts}
+    rss = {n: [] for n in counts}
+    try:
+        for run_index in range(ctx.runs):
+            for count in counts:
+                baseline, held, seen = measure_once(ctx, section, count)
+                per_connection[count].append((held - baseline) / count)
+                rss[count].append({"baseline_kib": baseline, "held_kib": held,
+                                   "connections": seen})
+                ctx.log("memory: run %d N=%d: %d -> %d KiB, %.2f KiB per connection" % (
+                    run_index + 1, count, baseline, held, per_connection[count][-1]))
+    except (ServerError, OSError) as e:
+        section.fail(str(e))
+        return
+    fill(section, counts, per_connection, rss)
+
+
+def fill(section, counts, per_connection, rss):
+    rows = []
+    for count in counts:
+        s = bench_common.summarize(per_connection[count])
+        held = bench_common.summarize([r["held_kib"] - r["baseline_kib"] for r in rss[count]])
+        rows.append([count, held["median"], s["median"], s["min"], s["max"], s["runs"]])
+    section.table(["idle connections", "RSS delta KiB (median)", "KiB per connection (median)",
+                   "min", "max", "runs"], rows, align="rrrrrr")
+    worst = max(max(v) for v in per_connection.values())
+    section.target("server RSS per idle connection (worst run)", worst, "<= %g KiB" % TARGET_KIB,
+                   worst <= TARGET_KIB)
+    section.note("RSS delta = VmRSS with the N connections held - VmRSS of the settled server "
+                 "before the client started.")
+    section.data = {"kib_per_connection": {str(n): v for n, v in per_connection.items()},
+                    "rss": {str(n): v for n, v in rss.items()}}
+    section.charts = {"bar_charts": [{
+        "name": "memory", "title": "Server memory per idle connection", "unit": "KiB",
+        "runs": [dict(config="%d connections" % n,
+                      **{k: v for k, v in bench_common.summarize(per_connection[n]).items()
+                         if k != "runs"}) for n in counts]}]}
