@@ -105,9 +105,14 @@ def run(ctx, section):
     except Missing as e:
         section.skip(str(e))
         return
-    eal = None if prepare_hugepages(section, os.geteuid()) else NO_HUGE_EAL
-    if eal:
-        section.note("No free hugepages: EAL runs with --no-huge (%s)." % NO_HUGE_EAL)
+    if ctx.quick:
+        # A smoke run leaves the machine's hugepage reservation alone.
+        eal = NO_HUGE_EAL
+        section.note("Quick run: EAL runs with --no-huge (%s)." % NO_HUGE_EAL)
+    else:
+        eal = None if prepare_hugepages(section, os.geteuid()) else NO_HUGE_EAL
+        if eal:
+            section.note("No free hugepages: EAL runs with --no-huge (%s)." % NO_HUGE_EAL)
     reports = []
     try:
         for run_index in range(ctx.runs):
