@@ -259,13 +259,13 @@ int bench(const Options& options) {
       "\"payload\":%zu,\"send_cycles_per_datagram\":%.1f,\"loop_cycles_per_datagram\":%.1f,"
       "\"build_cycles_per_datagram\":%.1f,\"header_cycles_per_datagram\":%.1f,"
       "\"tx_burst_cycles_per_datagram\":%.1f,\"other_cycles_per_datagram\":%.1f,\"raw_gcm_cycles\":"
-      "%.1f,\"raw_gcm_recycled_mbuf_cycles\":%.1f,\"ratio\":%.3f,\"allocations\":%"
-      "zu,\"ok\":%s}\n",
+      "%.1f,\"raw_gcm_recycled_mbuf_cycles\":%.1f,\"ratio\":%.3f,\"tsc_hz\":%llu,"
+      "\"allocations\":%zu,\"ok\":%s}\n",
       static_cast<unsigned long long>(outcome.result.bytes_received), seconds, gbps,
       static_cast<unsigned long long>(datagrams), raw.payload, tx_cycles, busy_cycles, build_cycles,
       header_cycles, flush_cycles, other_cycles, raw.cycles_per_packet,
-      raw.recycled_cycles_per_packet, tx_cycles / raw.cycles_per_packet, allocations,
-      ok ? "true" : "false");
+      raw.recycled_cycles_per_packet, tx_cycles / raw.cycles_per_packet,
+      static_cast<unsigned long long>(rte_get_tsc_hz()), allocations, ok ? "true" : "false");
   rig.reset();
   cleanup_eal();
   return ok ? 0 : 1;

@@ -150,8 +150,9 @@ def fill(section, requests, warmup, rates, allocations, after):
     section.target("server allocations per stream after warm-up (worst run)", p["max"], "0",
                    p["max"] == 0)
     section.note("%d concurrent streams on one connection; warm-up = the first %.0f s; "
-                 "allocations counted from the mark to a dump right after quicload exits "
-                 "(the connection's close included)." % (STREAMS, warmup))
+                 "allocations counted from the mark to a dump at quicload's next progress line, "
+                 "while the connection is busy (a run too short for it is dumped after quicload "
+                 "exits, its close included)." % (STREAMS, warmup))
     section.data = {"requests": requests, "streams_per_sec": rates,
                     "allocations_after_warmup": allocations, "streams_after_warmup": after,
                     "allocations_per_stream": per_stream}

@@ -126,8 +126,10 @@ def fake_sections():
               "build_cycles_per_datagram": 700.0, "header_cycles_per_datagram": 200.0,
               "tx_burst_cycles_per_datagram": 10.0, "other_cycles_per_datagram": 90.0,
               "raw_gcm_cycles": 400.0, "ratio": 2.5, "loop_cycles_per_datagram": 1500.0,
-              "allocations": 20, "payload": 1400}
-    suite_dpdk.fill(dpdk, 100, [report, dict(report, ratio=2.6, allocations=250)])
+              "allocations": 20, "payload": 1400, "tsc_hz": 2600000000}
+    jumbo = dict(report, goodput_gbps=30.0, payload=8900, loop_cycles_per_datagram=6000.0)
+    suite_dpdk.fill(dpdk, 100, {1452: [report, dict(report, ratio=2.6, allocations=250)],
+                                9000: [jumbo, jumbo]})
     failed = suite_context.Section("streams", "5", "Streams")
     failed.fail("quicload exited 1")
     return [s.to_dict() for s in (goodput, memory, failed, gso, dpdk)]
@@ -149,7 +151,14 @@ class ReportTest(unittest.TestCase):
         sections = {s["key"]: s for s in fake_sections()}
         dpdk = sections["dpdk"]["targets"]
         self.assertEqual((dpdk[0]["value"], dpdk[0]["met"]), (2.55, False))
-        self.assertEqual((dpdk[1]["value"], dpdk[1]["met"]), (250, False))
+        # The best configuration's median goodput (jumbo frames here).
+        self.assertEqual((dpdk[1]["value"], dpdk[1]["met"]), (30.0, True))
+        self.assertEqual((dpdk[2]["value"], dpdk[2]["met"]), (250, False))
+        tables = sections["dpdk"]["tables"]
+        self.assertEqual(len(tables), 2)
+        capacity = [row for row in tables[1]["rows"] if row[0].startswith("server lcore capacity")]
+        # 8900 bytes * 8 * 2.6 GHz / 6000 cycles = 30.85 Gbps.
+        self.assertAlmostEqual(capacity[0][1], 8900 * 8 * 2.6e9 / 6000 / 1e9)
         self.assertAlmostEqual(sections["gso"]["data"]["ratio"], 9.0 / 6.5)
 
     def test_results_follow_the_charts_schema(self):
