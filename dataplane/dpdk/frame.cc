@@ -501,6 +501,34 @@ size_t udp_header_length(conn::AddressFamily family) {
   return 0;
 }
 
+namespace {
+
+// DPDK's UDP checksums over the whole datagram, compiled twice: the
+// baseline build, and an AVX2 one for CPUs that have it (DPDK's 16-bit sum
+// loop vectorizes twice as wide), picked once at run time. On ports
+// without checksum offload this is the one pass over every sent byte
+// besides the AEAD.
+__attribute__((target("avx2"))) uint16_t udp_checksum_ipv4_avx2(const rte_ipv4_hdr& ip,
+                                                                const uint8_t* l4) {
+  return rte_ipv4_udptcp_cksum(&ip, l4);
+}
+__attribute__((target("avx2"))) uint16_t udp_checksum_ipv6_avx2(const rte_ipv6_hdr& ip,
+                                                                const uint8_t* l4) {
+  return rte_ipv6_udptcp_cksum(&ip, l4);
+}
+bool cpu_has_avx2() {
+  static const bool avx2 = __builtin_cpu_supports("avx2");
+  return avx2;
+}
+uint16_t udp_checksum_ipv4(const rte_ipv4_hdr& ip, const uint8_t* l4) {
+  return cpu_has_avx2() ? udp_checksum_ipv4_avx2(ip, l4) : rte_ipv4_udptcp_cksum(&ip, l4);
+}
+uint16_t udp_checksum_ipv6(const rte_ipv6_hdr& ip, const uint8_t* l4) {
+  return cpu_has_avx2() ? udp_checksum_ipv6_avx2(ip, l4) : rte_ipv6_udptcp_cksum(&ip, l4);
+}
+
+}  // namespace
+
 void write_udp_headers(uint8_t* frame, size_t payload_length, const UdpFrameSpec& spec) {
   const SocketAddress& local = spec.path.local;
   const SocketAddress& remote = spec.path.remote;
@@ -528,7 +556,7 @@ void write_udp_headers(uint8_t* frame, size_t payload_length, const UdpFrameSpec
     // With the offload the NIC completes the pseudo-header sum we leave.
     udp_checksum = spec.offload_udp_checksum
                        ? rte_ipv6_phdr_cksum(&ip, RTE_MBUF_F_TX_IPV6 | RTE_MBUF_F_TX_UDP_CKSUM)
-                       : rte_ipv6_udptcp_cksum(&ip, frame + l4);
+                       : udp_checksum_ipv6(ip, frame + l4);
   } else {
     rte_ipv4_hdr ip;
     ip.version_ihl = RTE_IPV4_VHL_DEF;
@@ -548,7 +576,7 @@ void write_udp_headers(uint8_t* frame, size_t payload_length, const UdpFrameSpec
         (spec.offload_ip_checksum ? RTE_MBUF_F_TX_IP_CKSUM : uint64_t{0});
     // rte_ipv4_udptcp_cksum sends a computed 0 as 0xffff (RFC 768).
     udp_checksum = spec.offload_udp_checksum ? rte_ipv4_phdr_cksum(&ip, offload_flags)
-                                             : rte_ipv4_udptcp_cksum(&ip, frame + l4);
+                                             : udp_checksum_ipv4(ip, frame + l4);
   }
   store(frame + l4 + offsetof(rte_udp_hdr, dgram_cksum), udp_checksum);
 }
