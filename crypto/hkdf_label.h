@@ -1,6 +1,7 @@
 #pragma once
 // HKDF-Extract and TLS 1.3 HKDF-Expand-Label (RFC 8446 §7.1) as QUIC uses
-// them (RFC 9001 §5.1), on BoringSSL's HKDF. The hash follows the cipher
+// them (RFC 9001 §5.1), with HMAC on BoringSSL's SHA-2 (no heap allocation:
+// the hash states live on the stack). The hash follows the cipher
 // suite: SHA-384 for AES-256-GCM, SHA-256 otherwise (and for Initial keys).
 
 #include <cstddef>

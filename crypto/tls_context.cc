@@ -90,7 +90,8 @@ bool EarlyDataReplayFilter::admit(std::span<const uint8_t> identity, uint64_t no
 
 // --- TlsContext ---------------------------------------------------------------
 
-TlsContext::TlsContext(wire::Role role) : role_(role), ctx_(SSL_CTX_new(TLS_method())) {
+TlsContext::TlsContext(wire::Role role, bool with_x509)
+    : role_(role), ctx_(SSL_CTX_new(with_x509 ? TLS_method() : TLS_with_buffers_method())) {
   if (ctx_ == nullptr)
     throw_configuration_error("TLS context", "SSL_CTX_new failed: " + last_ssl_error());
   SSL_CTX_set_ex_data(ctx_.get(), context_ex_index(), this);
@@ -115,7 +116,7 @@ int TlsContext::session_cache_key_index() {
 }
 
 std::unique_ptr<TlsContext> TlsContext::create_server(const TlsServerConfig& config) {
-  std::unique_ptr<TlsContext> context(new TlsContext(wire::Role::kServer));
+  std::unique_ptr<TlsContext> context(new TlsContext(wire::Role::kServer, true));
   context->configure_common(config.alpn_protocols, config.early_data_enabled, config.groups,
                             config.keylog_file);
   context->configure_server(config);
@@ -123,7 +124,8 @@ std::unique_ptr<TlsContext> TlsContext::create_server(const TlsServerConfig& con
 }
 
 std::unique_ptr<TlsContext> TlsContext::create_client(const TlsClientConfig& config) {
-  std::unique_ptr<TlsContext> context(new TlsContext(wire::Role::kClient));
+  std::unique_ptr<TlsContext> context(new TlsContext(
+      wire::Role::kClient, config.verification != PeerVerification::kInsecureNoVerify));
   context->configure_common(config.alpn_protocols, config.early_data_enabled, config.groups,
                             config.keylog_file);
   context->configure_client(config);
@@ -201,7 +203,10 @@ void TlsContext::configure_client(const TlsClientConfig& config) {
     throw_configuration_error("TLS client", "cannot set ALPN: " + last_ssl_error());
   }
   if (config.verification == PeerVerification::kInsecureNoVerify) {
-    SSL_CTX_set_verify(ctx, SSL_VERIFY_NONE, nullptr);
+    // The context has no X.509 layer (see create_client): its certificates
+    // are accepted unparsed. BoringSSL still checks the CertificateVerify
+    // signature with the leaf's key.
+    SSL_CTX_set_custom_verify(ctx, SSL_VERIFY_PEER, [](SSL*, uint8_t*) { return ssl_verify_ok; });
     verify_peer_ = false;
   } else {
     std::vector<bssl::UniquePtr<X509>> anchors;

@@ -168,7 +168,10 @@ class TlsContext {
   static int client_hello_hook_index();
 
  private:
-  explicit TlsContext(wire::Role role);
+  // `with_x509`: false builds the context on BoringSSL's CRYPTO_BUFFER-only
+  // method (no X.509 parsing of the peer's certificates; a client that does
+  // not verify its peer needs none of it).
+  TlsContext(wire::Role role, bool with_x509);
   void configure_common(const std::vector<std::string>& alpn, bool early_data,
                         const std::string& groups, const std::string& keylog_file);
   void configure_server(const TlsServerConfig& config);

@@ -77,6 +77,10 @@ TlsSession::TlsSession(TlsContext& context, SecretSink& sink, wire::Role role)
   }
   // QUIC v1 (RFC 9001 §8.2): extension code point 0x39, not the draft one.
   SSL_set_quic_use_legacy_codepoint(ssl_.get(), 0);
+  // The SSL's copy of the context's configuration (certificate, ALPN, ...)
+  // is freed once the handshake completes: an established connection keeps
+  // only what the handshake produced (memory per idle connection).
+  SSL_set_shed_handshake_config(ssl_.get(), 1);
   SSL_set_early_data_enabled(ssl_.get(), context.early_data_enabled() ? 1 : 0);
   if (role == wire::Role::kServer) {
     SSL_set_accept_state(ssl_.get());

@@ -11,6 +11,8 @@ packages=(
   libdpdk-dev dpdk
   libipsec-mb-dev
   android-libboringssl-dev
+  # The production binaries' malloc (dataplane, quicload).
+  libmimalloc2.0
   libnghttp3-dev
   # Tests and benchmarks.
   googletest libgtest-dev libbenchmark-dev

@@ -385,6 +385,7 @@ void Connection::on_handshake_complete(Instant now) {
 void Connection::on_handshake_confirmed(Instant now) {
   if (handshake_confirmed_) return;
   handshake_confirmed_ = true;
+  if (config_.keep_alive_interval != 0) keep_alive_deadline_ = now + config_.keep_alive_interval;
   if (tracer_) tracer_->on_state_changed(now, TracedState::kHandshakeConfirmed);
   loss_.on_handshake_confirmed(now);
   discard_space(now, PacketNumberSpace::kInitial);

@@ -516,6 +516,10 @@ class Connection final : public transmit::TransmitSource,
   Instant handshake_deadline_ = kNever;
   Instant close_deadline_ = kNever;  // end of the closing or draining period
   Instant last_ack_eliciting_sent_ = 0;
+  // Keep-alive: when the next PING is due (kNever: off or not yet
+  // confirmed), and whether one is waiting to be sent.
+  Instant keep_alive_deadline_ = kNever;
+  bool keep_alive_pending_ = false;
   bool ack_eliciting_since_receive_ = false;
   TransportError close_error_;
   bool close_application_ = false;

@@ -32,6 +32,11 @@ struct ConnectionConfig {
   // (RFC 9001 §6); 0 turns it off. Always kept below the AEAD confidentiality
   // limit.
   uint64_t key_update_interval_packets = 1'000'000;
+  // Keep-alive (RFC 9000 §10.1.2): an established connection that sent no
+  // ack-eliciting packet for this long sends a PING, so that a quiet peer's
+  // idle timer does not close it. 0 (the default) turns it off; choose well
+  // under the idle timeout either side may set.
+  Duration keep_alive_interval = 0;
   // Handshake timeout: a connection not established by then is closed.
   Duration handshake_timeout = 10 * kSecond;
   // Versions this endpoint speaks, in order of preference. A server that

@@ -173,7 +173,8 @@ Instant Connection::next_timeout() const {
   }
   const Instant loss_timer = probes_unsent() ? kNever : loss_.timer();
   Instant deadline = std::min({idle_deadline_, handshake_deadline_, loss_timer, pacing_deadline_,
-                               paths_.next_deadline(), path_mtu_.next_deadline()});
+                               paths_.next_deadline(), path_mtu_.next_deadline(),
+                               keep_alive_pending_ ? kNever : keep_alive_deadline_});
   for (const Space& sp : spaces_) {
     if (!sp.discarded) deadline = std::min(deadline, sp.acks.ack_deadline());
   }
@@ -199,6 +200,7 @@ void Connection::handle_timeout(Instant now) {
     return;
   }
   if (pacing_deadline_ <= now) pacing_deadline_ = kNever;
+  if (keep_alive_deadline_ <= now && handshake_confirmed_) keep_alive_pending_ = true;
   // The PTO is measured from the last ack-eliciting packet, which may be
   // long past (e.g. the 1-RTT space's when the handshake spaces are
   // discarded): without this guard it would fire again and again at the

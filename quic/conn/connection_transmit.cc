@@ -278,7 +278,7 @@ bool Connection::application_wants_to_send(bool ack_eliciting_allowed) const {
   if (paths_.response_due(burst_path_) || paths_.challenge_due(burst_path_)) return true;
   if (burst_path_ != active_path_) return false;
   return handshake_done_pending_ || new_token_pending_ || max_data_pending_ ||
-         receive_window_.update_due() ||
+         keep_alive_pending_ || receive_window_.update_due() ||
          stream_limits_.max_streams_due(StreamDirection::kBidirectional) ||
          stream_limits_.max_streams_due(StreamDirection::kUnidirectional) ||
          stream_limits_.streams_blocked_due(StreamDirection::kBidirectional) ||
@@ -464,6 +464,10 @@ void Connection::write_control_frames(transmit::PacketPayloadWriter& writer,
                                       transmit::PacketContents&) {
   wire::ByteWriter& frames = writer.frames();
   wire::Frame frame;
+  if (keep_alive_pending_) {
+    frame.type = wire::FrameType::kPing;
+    if (encode(frames, frame)) keep_alive_pending_ = false;
+  }
   if (handshake_done_pending_) {
     frame.type = wire::FrameType::kHandshakeDone;
     if (encode(frames, frame)) {
@@ -696,6 +700,9 @@ void Connection::on_packet_sent(const transmit::SentPacketInfo& info) {
     // packet sent after a packet was received.
     if (!ack_eliciting_since_receive_) reset_idle_timer(now_);
     ack_eliciting_since_receive_ = true;
+    if (config_.keep_alive_interval != 0 && handshake_confirmed_) {
+      keep_alive_deadline_ = now_ + config_.keep_alive_interval;
+    }
   }
   if (space_id == PacketNumberSpace::kApplication && info.level == EncryptionLevel::kApplication) {
     ++packets_under_key_;

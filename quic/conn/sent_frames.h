@@ -51,7 +51,10 @@ struct SentFrame {
 
 class SentFrameLog {
  public:
-  explicit SentFrameLog(size_t initial_capacity = 256);
+  // The ring doubles when full and keeps its size: a busy connection grows
+  // it once to what its window needs; an idle one keeps the small start
+  // (memory per idle connection, issue 9).
+  explicit SentFrameLog(size_t initial_capacity = 32);
 
   // Appends a record to the packet being built; begin_packet() first.
   void begin_packet() {

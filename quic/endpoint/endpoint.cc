@@ -65,17 +65,16 @@ Endpoint::Endpoint(const EndpointConfig& config, const crypto::MbManager& mb,
   core_.client_tokens = &client_tokens_;
   builder_ = std::make_unique<transmit::BurstBuilder>(sealer_);
 
+  // Slots are created when first taken (then kept for reuse), so memory
+  // follows the connections that were live at once, not the maximum.
   slots_.resize(config.max_connections);
   free_slots_.reserve(config.max_connections);
   for (size_t i = config.max_connections; i-- > 0;) {
-    slots_[i] = std::make_unique<Slot>();
-    slots_[i]->endpoint = this;
-    slots_[i]->handle = static_cast<ConnectionHandle>(i);
     free_slots_.push_back(static_cast<ConnectionHandle>(i));
   }
   transmit_queue_ = conn::SlotQueue(config.max_connections);
   event_queue_ = conn::SlotQueue(config.max_connections);
-  timers_.reserve(4 * config.max_connections + 64);
+  timers_.reserve(config.max_connections);
   replies_.resize(kStatelessReplySlots);
   initial_scratch_.resize(65536);  // any UDP datagram
 }
@@ -159,15 +158,11 @@ void Endpoint::handle_timeout(Instant now) {
   // at once waits for the next call rather than spinning here.
   for (size_t budget = timers_.size();
        budget != 0 && !timers_.empty() && timers_.front().deadline <= now; --budget) {
-    std::pop_heap(timers_.begin(), timers_.end(),
-                  [](const TimerEntry& a, const TimerEntry& b) { return a.deadline > b.deadline; });
-    const TimerEntry entry = timers_.back();
-    timers_.pop_back();
-    Slot& slot = *slots_[entry.handle];
-    if (!slot.connection || slot.timer != entry.deadline) continue;  // stale
-    slot.timer = kNever;
+    const ConnectionHandle handle = timers_.front().handle;
+    Slot& slot = *slots_[handle];
+    push_timer(handle, kNever);  // off the heap; after_call sets the next one
     slot.connection->handle_timeout(now);
-    after_call(entry.handle);
+    after_call(handle);
   }
 }
 
@@ -214,17 +209,7 @@ bool Endpoint::poll_transmit(Instant now, const transmit::BurstBuffers& buffers,
   return false;
 }
 
-Instant Endpoint::poll_timeout() {
-  while (!timers_.empty()) {
-    const TimerEntry& top = timers_.front();
-    const Slot& slot = *slots_[top.handle];
-    if (slot.connection && slot.timer == top.deadline) return top.deadline;
-    std::pop_heap(timers_.begin(), timers_.end(),
-                  [](const TimerEntry& a, const TimerEntry& b) { return a.deadline > b.deadline; });
-    timers_.pop_back();
-  }
-  return kNever;
-}
+Instant Endpoint::poll_timeout() { return timers_.empty() ? kNever : timers_.front().deadline; }
 
 bool Endpoint::poll_event(EndpointEvent& event) {
   while (!event_queue_.empty()) {
@@ -263,12 +248,12 @@ std::optional<ConnectionHandle> Endpoint::connect(Instant now, const conn::PathA
 }
 
 Connection* Endpoint::connection(ConnectionHandle handle) {
-  if (handle >= slots_.size()) return nullptr;
+  if (handle >= slots_.size() || !slots_[handle]) return nullptr;
   return slots_[handle]->connection.get();
 }
 
 void Endpoint::wake(ConnectionHandle handle) {
-  if (handle < slots_.size() && slots_[handle]->connection) after_call(handle);
+  if (connection(handle) != nullptr) after_call(handle);
 }
 
 std::optional<uint64_t> Endpoint::open_stream(ConnectionHandle handle,
@@ -309,12 +294,12 @@ void Endpoint::close(Instant now, ConnectionHandle handle, uint64_t error_code,
 
 void Endpoint::reset_connections() {
   for (auto& slot : slots_) {
+    if (!slot) continue;
     if (slot->connection) free_slot(slot->handle);
     slot->in_event_queue = false;
   }
   while (!transmit_queue_.empty()) transmit_queue_.pop();
   while (!event_queue_.empty()) event_queue_.pop();
-  timers_.clear();
 }
 
 // --- Slots, timers and queues
@@ -324,6 +309,11 @@ std::optional<ConnectionHandle> Endpoint::take_slot() {
   if (free_slots_.empty()) return std::nullopt;
   const ConnectionHandle handle = free_slots_.back();
   free_slots_.pop_back();
+  if (!slots_[handle]) {
+    slots_[handle] = std::make_unique<Slot>();
+    slots_[handle]->endpoint = this;
+    slots_[handle]->handle = handle;
+  }
   Slot& slot = *slots_[handle];
   slot.timer = kNever;
   slot.client_dcid_count = 0;
@@ -377,7 +367,7 @@ void Endpoint::free_slot(ConnectionHandle handle) {
   unindex_address(slot);
   for (size_t i = 0; i < slot.client_dcid_count; ++i) slot.unregister_cid(slot.client_dcids[i]);
   destroy_connection(slot);  // unregisters its own CIDs
-  slot.timer = kNever;
+  push_timer(handle, kNever);
   slot.in_transmit_queue = false;
   --connection_count_;
   free_slots_.push_back(handle);
@@ -396,29 +386,64 @@ void Endpoint::destroy_connection(Slot& slot) {
   }
 }
 
+// The timer heap is indexed: each slot knows its entry's position, so a
+// changed deadline moves the one entry (no stale entries, no compaction) and
+// the heap holds at most one entry per live connection.
 void Endpoint::push_timer(ConnectionHandle handle, Instant deadline) {
   Slot& slot = *slots_[handle];
   slot.timer = deadline;
-  if (deadline == kNever) return;
-  if (timers_.size() == timers_.capacity()) compact_timers();
-  timers_.push_back(TimerEntry{deadline, handle});
-  std::push_heap(timers_.begin(), timers_.end(),
-                 [](const TimerEntry& a, const TimerEntry& b) { return a.deadline > b.deadline; });
+  size_t position = slot.timer_position;
+  if (deadline == kNever) {
+    if (position == Slot::kNoTimer) return;
+    slot.timer_position = Slot::kNoTimer;
+    const TimerEntry last = timers_.back();
+    timers_.pop_back();
+    if (position == timers_.size()) return;
+    place_timer(position, last);
+    position = sift_timer_up(position);
+    sift_timer_down(position);
+    return;
+  }
+  if (position == Slot::kNoTimer) {
+    position = timers_.size();
+    timers_.push_back(TimerEntry{deadline, handle});  // within the reserved capacity
+    slot.timer_position = static_cast<uint32_t>(position);
+  } else {
+    timers_[position].deadline = deadline;
+  }
+  position = sift_timer_up(position);
+  sift_timer_down(position);
 }
 
-void Endpoint::compact_timers() {
-  // Drop stale entries (the capacity, reserved at start, is kept): at most
-  // one live entry per connection remains, far below the capacity.
-  size_t kept = 0;
-  for (const TimerEntry& entry : timers_) {
-    const Slot& slot = *slots_[entry.handle];
-    if (slot.connection && slot.timer == entry.deadline) timers_[kept++] = entry;
+void Endpoint::place_timer(size_t position, const TimerEntry& entry) {
+  timers_[position] = entry;
+  slots_[entry.handle]->timer_position = static_cast<uint32_t>(position);
+}
+
+size_t Endpoint::sift_timer_up(size_t position) {
+  const TimerEntry entry = timers_[position];
+  while (position != 0) {
+    const size_t parent = (position - 1) / 2;
+    if (timers_[parent].deadline <= entry.deadline) break;
+    place_timer(position, timers_[parent]);
+    position = parent;
   }
-  timers_.resize(kept);
-  // Several entries of one connection with the same deadline may remain;
-  // they are harmless (the second finds the timer already cleared).
-  std::make_heap(timers_.begin(), timers_.end(),
-                 [](const TimerEntry& a, const TimerEntry& b) { return a.deadline > b.deadline; });
+  place_timer(position, entry);
+  return position;
+}
+
+void Endpoint::sift_timer_down(size_t position) {
+  const TimerEntry entry = timers_[position];
+  const size_t count = timers_.size();
+  while (true) {
+    size_t child = 2 * position + 1;
+    if (child >= count) break;
+    if (child + 1 < count && timers_[child + 1].deadline < timers_[child].deadline) ++child;
+    if (entry.deadline <= timers_[child].deadline) break;
+    place_timer(position, timers_[child]);
+    position = child;
+  }
+  place_timer(position, entry);
 }
 
 }  // namespace dpquic::endpoint

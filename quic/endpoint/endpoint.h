@@ -144,8 +144,7 @@ class Endpoint {
   const EndpointStats& stats() const { return stats_; }
   conn::CoreContext& core() { return core_; }
   size_t cid_table_size() const { return cid_table_.size(); }
-  // Entries in the timer heap, stale ones included (tests: it must stay
-  // within the capacity reserved at start).
+  // Entries in the timer heap: at most one per live connection.
   size_t timer_entries() const { return timers_.size(); }
 
  private:
@@ -178,10 +177,10 @@ class Endpoint {
   // freeing.
   void after_call(ConnectionHandle handle);
   void free_slot(ConnectionHandle handle);
+  // Sets (kNever: removes) the slot's entry in the timer heap.
   void push_timer(ConnectionHandle handle, Instant deadline);
   void index_address(Slot& slot);
   void unindex_address(Slot& slot);
-  void compact_timers();
 
   EndpointConfig config_;
   const crypto::MbManager& mb_;
@@ -217,7 +216,12 @@ class Endpoint {
     Instant deadline;
     ConnectionHandle handle;
   };
-  std::vector<TimerEntry> timers_;  // a min-heap; stale entries skipped
+  // A min-heap by deadline, indexed by Slot::timer_position; its capacity
+  // (one entry per connection) is reserved at start.
+  std::vector<TimerEntry> timers_;
+  void place_timer(size_t position, const TimerEntry& entry);
+  size_t sift_timer_up(size_t position);
+  void sift_timer_down(size_t position);
   std::vector<StatelessReply> replies_;
   std::vector<uint8_t> initial_scratch_;  // initial_packet_opens()' copy
   size_t replies_head_ = 0, replies_count_ = 0;

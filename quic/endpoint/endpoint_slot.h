@@ -18,6 +18,9 @@ struct Endpoint::Slot final : conn::CidRegistry {
   bool in_event_queue = false;
   bool established = false;
   Instant timer = kNever;
+  // Index of this slot's entry in the endpoint's timer heap, or kNoTimer.
+  static constexpr uint32_t kNoTimer = UINT32_MAX;
+  uint32_t timer_position = kNoTimer;
   // The client-chosen DCIDs routed to this server connection (its first
   // Initial's, and after a Retry the one it then used): unregistered at free.
   std::array<wire::ConnectionId, 2> client_dcids;

@@ -138,6 +138,20 @@ def dpquic_system_libraries():
         ],
     )
     system_library(
+        name = "mimalloc",
+        package = "libmimalloc2.0",
+        required_files = [_MULTIARCH_LIB_DIR + "/libmimalloc.so.2"],
+        # Only the runtime library: it replaces malloc for the whole process
+        # (BoringSSL's allocations too) by being linked, no header is used.
+        # --no-as-needed: nothing references it by name, and it must stay.
+        linkopts = [
+            "-Wl,--push-state,--no-as-needed",
+            _MULTIARCH_LIB_DIR + "/libmimalloc.so.2",
+            "-Wl,--pop-state",
+        ],
+        visibility_to = ["@//dataplane:__subpackages__", "@//tools:__subpackages__"],
+    )
+    system_library(
         name = "nghttp3",
         package = "libnghttp3-dev",
         pkg_config = "libnghttp3",

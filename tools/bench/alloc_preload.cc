@@ -34,7 +34,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <new>
 
 namespace {
 
@@ -380,3 +382,49 @@ __attribute__((visibility("default"))) void* pvalloc(size_t size) {
 }
 
 }  // extern "C"
+
+// --- C++ operator new/delete ------------------------------------------------
+// Counted through malloc: a binary linked with another allocator (the
+// dataplane and quicload link mimalloc) gets that allocator's own operator
+// new, which never calls malloc. These definitions come first in symbol
+// lookup (LD_PRELOAD), so every C++ allocation reaches the counted malloc.
+
+namespace {
+
+size_t at_least_one(size_t size) { return size == 0 ? 1 : size; }
+
+void* aligned_or_throw(size_t size, std::align_val_t alignment) {
+  const size_t align = std::max(static_cast<size_t>(alignment), sizeof(void*));
+  void* block = nullptr;
+  if (posix_memalign(&block, align, at_least_one(size)) != 0) throw std::bad_alloc();
+  return block;
+}
+
+}  // namespace
+
+void* operator new(size_t size) {
+  void* block = malloc(at_least_one(size));
+  if (block == nullptr) throw std::bad_alloc();
+  return block;
+}
+void* operator new[](size_t size) { return operator new(size); }
+void* operator new(size_t size, const std::nothrow_t&) noexcept {
+  return malloc(at_least_one(size));
+}
+void* operator new[](size_t size, const std::nothrow_t&) noexcept {
+  return malloc(at_least_one(size));
+}
+void* operator new(size_t size, std::align_val_t alignment) {
+  return aligned_or_throw(size, alignment);
+}
+void* operator new[](size_t size, std::align_val_t alignment) {
+  return aligned_or_throw(size, alignment);
+}
+void operator delete(void* block) noexcept { free(block); }
+void operator delete[](void* block) noexcept { free(block); }
+void operator delete(void* block, size_t) noexcept { free(block); }
+void operator delete[](void* block, size_t) noexcept { free(block); }
+void operator delete(void* block, std::align_val_t) noexcept { free(block); }
+void operator delete[](void* block, std::align_val_t) noexcept { free(block); }
+void operator delete(void* block, size_t, std::align_val_t) noexcept { free(block); }
+void operator delete[](void* block, size_t, std::align_val_t) noexcept { free(block); }

@@ -26,6 +26,10 @@ constexpr char kUsage[] =
     "  --upload=BYTES         perf:// request body size (default 0)\n"
     "  --handshake-only       connect, complete the handshake, close (NO_ERROR), repeat;\n"
     "                         --connections handshakes in flight at once\n"
+    "  --idle=SECONDS         open --connections connections and hold them all open and\n"
+    "                         quiet (keep-alive PINGs every 10 s) for SECONDS after the\n"
+    "                         last one is established, then close them; sends no requests\n"
+    "  --connections-in-flight=N  --idle: handshakes under way at once (default 100)\n"
     "  --resume               the first connection of each core gets a ticket; later ones\n"
     "                         resume with fresh tickets (or reuse the last one)\n"
     "  --0rtt                 with --resume (implied): send requests in 0-RTT; only fresh\n"
@@ -110,6 +114,14 @@ struct Parser {
       return number(name, value, 1, uint64_t{1} << 40, options.per_connection);
     if (name == "--upload") return number(name, value, 0, uint64_t{1} << 40, options.upload);
     if (arg == "--handshake-only") return options.handshake_only = true;
+    if (name == "--idle") {
+      if (!parse_seconds(value, 0, 86400 * kSecond, options.idle)) {
+        return bad_value(name, value, "seconds, up to 86400");
+      }
+      return options.idle_mode = true;
+    }
+    if (name == "--connections-in-flight")
+      return number(name, value, 1, 100000, options.connections_in_flight);
     if (arg == "--resume") return options.resume = true;
     if (arg == "--0rtt") return options.resume = options.zero_rtt = true;
     if (name == "--verify") {
@@ -213,6 +225,17 @@ struct Parser {
     if (options.handshake_only &&
         (options.upload != 0 || !options.verify_file.empty() || options.per_connection != 0)) {
       return fail("--handshake-only sends no requests: drop --upload, --verify, --per-connection");
+    }
+    if (options.idle_mode) {
+      if (requests_given || options.duration != 0 || options.handshake_only ||
+          options.per_connection != 0 || options.resume || options.upload != 0 ||
+          !options.verify_file.empty()) {
+        return fail(
+            "--idle sends no requests and runs until its connections were idle: drop "
+            "--requests, --duration, --handshake-only, --per-connection, --resume, --0rtt, "
+            "--upload, --verify");
+      }
+      options.requests = 0;
     }
     const bool dpdk = options.backend == LoadBackend::kDpdk;
     if (!dpdk && (options.ip || options.gateway || !options.eal.empty() || options.local_port)) {

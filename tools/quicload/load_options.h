@@ -40,6 +40,12 @@ struct LoadOptions {
   uint64_t per_connection = 0;  // requests per connection before a new one; 0: no limit
   uint64_t upload = 0;          // perf request body bytes
   bool handshake_only = false;
+  // --idle: open every connection (at most connections_in_flight handshakes
+  // at once), hold them all open and quiet for `idle` (keep-alive PINGs),
+  // then close them.
+  bool idle_mode = false;
+  Duration idle = 0;
+  uint64_t connections_in_flight = 100;
   bool resume = false;
   bool zero_rtt = false;
   LoadBackend backend = LoadBackend::kUdp;
@@ -59,6 +65,10 @@ struct LoadOptions {
   bool progress = true;
   bool help = false;
 };
+
+// --idle: connections send a PING after this long without sending, well
+// inside common idle timeouts (dpquic's server: 30 s).
+inline constexpr Duration kIdleKeepAlive = 10 * kSecond;
 
 // In-flight requests still open this long after --duration ran out are
 // abandoned (counted as such, not as failures).

@@ -49,6 +49,7 @@ void LoadCounters::add(const LoadCounters& o) {
   requests_abandoned += o.requests_abandoned;
   bytes_received += o.bytes_received;
   bytes_sent += o.bytes_sent;
+  idle_connections += o.idle_connections;
   for (size_t i = 0; i < kErrorKinds; ++i) errors[i] += o.errors[i];
 }
 
@@ -97,6 +98,13 @@ std::string format_report_text(const LoadSummary& s) {
            "  requests       %" PRIu64 " ok, %" PRIu64 " failed (%" PRIu64 " never sent), %" PRIu64
            " abandoned\n",
            c.requests_ok, c.requests_failed, c.requests_not_sent, c.requests_abandoned);
+  }
+  if (s.mode == "idle") {
+    append(text,
+           "  idle           %" PRIu64
+           " connections open once all were established (%.3f s), "
+           "held %.3f s\n",
+           c.idle_connections, s.idle_established_sec, s.idle_sec);
   }
   append(text, "  bytes          %" PRIu64 " received, %" PRIu64 " sent; goodput %.3f Gbps\n",
          c.bytes_received, c.bytes_sent, goodput_gbps(c.bytes_received, s.duration_sec));
@@ -153,6 +161,11 @@ std::string format_report_json(const LoadSummary& s) {
   real("latency_mean_ms", s.latency.mean() / 1e6, "%.3f");
   real("handshake_p50_ms", ms(s.handshake.percentile(50)), "%.3f");
   real("handshake_p99_ms", ms(s.handshake.percentile(99)), "%.3f");
+  if (s.mode == "idle") {
+    number("idle_connections", c.idle_connections);
+    real("idle_established_sec", s.idle_established_sec, "%.6f");
+    real("idle_sec", s.idle_sec, "%.6f");
+  }
   json += "\"errors\":{";
   for (size_t i = 0; i < kErrorKinds; ++i) {
     append(json, "\"%s\":%" PRIu64 "%s", error_key(static_cast<ErrorKind>(i)), c.errors[i],

@@ -41,6 +41,8 @@ struct LoadCounters {
   uint64_t requests_abandoned = 0;  // still open 5 s after --duration ran out
   uint64_t bytes_received = 0;      // response body bytes (of every request)
   uint64_t bytes_sent = 0;          // request body bytes (perf uploads)
+  // --idle: connections open when the last one was established.
+  uint64_t idle_connections = 0;
   std::array<uint64_t, kErrorKinds> errors{};
 
   void add(const LoadCounters& other);
@@ -50,7 +52,7 @@ struct LoadCounters {
 
 // Everything the final report shows.
 struct LoadSummary {
-  std::string mode = "requests";  // or "handshakes"
+  std::string mode = "requests";  // or "handshakes", "idle"
   std::string backend = "udp";
   uint64_t connections = 0;  // --connections
   uint64_t streams = 0;
@@ -61,6 +63,10 @@ struct LoadSummary {
   // (connect -> established) with --handshake-only; successes only.
   LatencyHistogram latency;
   LatencyHistogram handshake;  // connect -> established
+  // --idle: start -> every connection established (the slowest worker's),
+  // and how long they were then held.
+  double idle_established_sec = 0;
+  double idle_sec = 0;
 };
 
 double goodput_gbps(uint64_t bytes, double seconds);

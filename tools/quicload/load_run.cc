@@ -60,6 +60,7 @@ endpoint::EndpointConfig client_endpoint_config(const LoadOptions& options, uint
   config.connection.transport.max_udp_payload_size = wire::kDefaultMaxUdpPayloadSize;
   config.connection.max_datagram_size = options.max_udp_payload;
   config.tracer_factory = qlog;
+  if (options.idle_mode) config.connection.keep_alive_interval = kIdleKeepAlive;
   return config;
 }
 
@@ -106,10 +107,10 @@ void watch_progress(const LoadOptions& options, const std::vector<LoadWorker*>& 
 LoadSummary summarize(const LoadOptions& options, const std::vector<LoadWorker*>& workers,
                       Instant start, const char* backend) {
   LoadSummary summary;
-  summary.mode = options.handshake_only ? "handshakes" : "requests";
+  summary.mode = options.idle_mode ? "idle" : options.handshake_only ? "handshakes" : "requests";
   summary.backend = backend;
   summary.connections = options.connections;
-  summary.streams = options.handshake_only ? 0 : options.streams;
+  summary.streams = options.handshake_only || options.idle_mode ? 0 : options.streams;
   summary.cores = workers.size();
   Instant end = start;
   for (const LoadWorker* worker : workers) {
@@ -117,7 +118,13 @@ LoadSummary summarize(const LoadOptions& options, const std::vector<LoadWorker*>
     summary.latency.merge(worker->latency());
     summary.handshake.merge(worker->handshake_latency());
     end = std::max(end, worker->finished_at());
+    if (options.idle_mode && worker->all_established_at() != 0) {
+      summary.idle_established_sec =
+          std::max(summary.idle_established_sec,
+                   static_cast<double>(worker->all_established_at() - start) / kSecond);
+    }
   }
+  if (options.idle_mode) summary.idle_sec = static_cast<double>(options.idle) / kSecond;
   summary.duration_sec = static_cast<double>(end - start) / kSecond;
   return summary;
 }

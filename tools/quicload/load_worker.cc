@@ -51,6 +51,8 @@ size_t worker_max_connections(const LoadOptions& options, uint64_t slots) {
   // Closing takes ~100 ms on loopback (the PTO includes max_ack_delay):
   // at 10k handshakes/s about 1000 connections are closing at any time.
   const bool churn = options.handshake_only || options.per_connection != 0 || options.resume;
+  // --idle: every slot holds its connection; failed handshakes are not retried.
+  if (options.idle_mode) return static_cast<size_t>(slots + 64);
   return static_cast<size_t>(churn ? slots * 16 + 1024 : slots * 2 + 16);
 }
 
@@ -63,9 +65,11 @@ LoadWorker::LoadWorker(const LoadOptions& options, const WorkerPlan& plan, Shard
       verify_(verify),
       slots_(plan.connections),
       slot_of_handle_(worker_max_connections(options, plan.connections), kNoSlot),
-      requests_(options.handshake_only ? 1 : plan.connections * options.streams),
+      requests_(options.handshake_only || options.idle_mode ? 1
+                                                            : plan.connections * options.streams),
       remaining_(plan.budget),
-      unbounded_(plan.end != kNever) {
+      unbounded_(plan.end != kNever),
+      idle_mode_(options.idle_mode) {
   if (options_.scheme == UrlScheme::kPerf) {
     perf_ = std::make_unique<dataplane::PerfClient>(io_.endpoint());
   } else {
@@ -117,6 +121,7 @@ void LoadWorker::schedule(Instant now) {
   to_close_.clear();
   if (options_.handshake_only) check_confirmed();
   open_slots(now);
+  if (idle_mode_) check_all_established(now);
   for (endpoint::ConnectionHandle handle : to_close_) {
     io_.endpoint().close(now, handle, perf_ ? 0 : kH3NoError, "done");
   }
@@ -129,24 +134,40 @@ bool LoadWorker::live(const Slot& slot) const {
 }
 
 bool LoadWorker::can_issue() const {
-  return !stopping_ && !options_.handshake_only && (unbounded_ || remaining_ > 0);
+  return !stopping_ && !options_.handshake_only && !idle_mode_ && (unbounded_ || remaining_ > 0);
 }
 
-bool LoadWorker::reopen_allowed() const { return !stopping_ && (unbounded_ || remaining_ > 0); }
+bool LoadWorker::reopen_allowed() const {
+  return !stopping_ && !idle_mode_ && (unbounded_ || remaining_ > 0);
+}
+
+void LoadWorker::check_all_established(Instant now) {
+  if (all_established_at_ != 0 || stopping_ || !idle_.empty() || connecting_ != 0) return;
+  all_established_at_ = now;
+  counters_.idle_connections = live_slots_;
+  plan_.end = now + options_.idle;
+}
 
 void LoadWorker::open_slots(Instant now) {
   if (idle_.empty()) return;
   // Requests the connections still in their handshake will take (one each at
   // least): no connection is opened that would get none.
   uint64_t promised = 0;
-  if (!unbounded_ && !options_.handshake_only) {
+  if (!unbounded_ && !options_.handshake_only && !idle_mode_) {
     for (const Slot& slot : slots_) {
       if (slot.state == SlotState::kConnecting && slot.in_flight == 0) ++promised;
     }
   }
   while (!idle_.empty()) {
     const uint32_t index = idle_.back();
-    if (!reopen_allowed() || (!unbounded_ && remaining_ <= promised)) {
+    if (idle_mode_) {
+      if (stopping_) {
+        slots_[index].state = SlotState::kDone;
+        idle_.pop_back();
+        continue;
+      }
+      if (connecting_ >= options_.connections_in_flight) return;
+    } else if (!reopen_allowed() || (!unbounded_ && remaining_ <= promised)) {
       // Nothing left for it to do: done for good.
       if (stopping_ || (!unbounded_ && remaining_ == 0)) {
         slots_[index].state = SlotState::kDone;
@@ -181,6 +202,7 @@ bool LoadWorker::connect(uint32_t index, Instant now) {
   slot.early = false;
   slot_of_handle_[*handle] = static_cast<int32_t>(index);
   ++live_slots_;
+  ++connecting_;
   ++counters_.connections_opened;
   if (ticket && options_.zero_rtt && !options_.handshake_only) {
     slot.early = true;  // the requests go out in 0-RTT
@@ -354,6 +376,10 @@ void LoadWorker::on_event(Instant now, const endpoint::EndpointEvent& event) {
       on_closed(static_cast<uint32_t>(index), event.event);
     }
   }
+  // --handshake-only: the connections close once confirmed, before any
+  // request; setting up an application session for them (HTTP/3 control and
+  // QPACK streams) would be load on the client, not on the handshake.
+  if (options_.handshake_only) return;
   if (perf_) {
     perf_->on_event(now, event);
   } else {
@@ -375,9 +401,10 @@ void LoadWorker::on_established(uint32_t index, Instant now) {
   Slot& slot = slots_[index];
   if (slot.state != SlotState::kConnecting) return;
   slot.state = SlotState::kEstablished;
+  --connecting_;
   ++counters_.handshakes;
   handshake_.record(now - slot.connect_at);
-  if (options_.handshake_only) latency_.record(now - slot.connect_at);
+  if (options_.handshake_only || idle_mode_) latency_.record(now - slot.connect_at);
   if (const conn::Connection* c = io_.endpoint().connection(slot.handle)) {
     if (const crypto::TlsSession* tls = c->tls()) {
       counters_.resumed += tls->session_resumed() ? 1 : 0;
@@ -385,7 +412,7 @@ void LoadWorker::on_established(uint32_t index, Instant now) {
       counters_.zero_rtt_accepted += tls->early_data_accepted() ? 1 : 0;
     }
   }
-  if (!options_.handshake_only) fill(index, now);
+  if (!options_.handshake_only && !idle_mode_) fill(index, now);
 }
 
 void LoadWorker::check_confirmed() {
@@ -409,6 +436,8 @@ void LoadWorker::on_closed(uint32_t index, const conn::ConnectionEvent& event) {
   } else {
     // Closed under its open requests (the client fails them as "closed").
     may_reopen = unbounded_ && reopen_allowed();
+    // --idle: a held connection must last until the end.
+    if (idle_mode_ && !stopping_) counters_.count(ErrorKind::kClosed);
   }
   release_slot(index, may_reopen);
 }
@@ -423,6 +452,7 @@ void LoadWorker::release_slot(uint32_t index, bool may_reopen) {
   if (!live(slot)) return;
   slot_of_handle_[slot.handle] = kNoSlot;
   --live_slots_;
+  if (slot.state == SlotState::kConnecting) --connecting_;
   first_ended_ = true;
   slot.in_flight = 0;
   if (may_reopen) {

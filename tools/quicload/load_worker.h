@@ -81,6 +81,8 @@ class LoadWorker final : public dataplane::Application,
   const LatencyHistogram& latency() const { return latency_; }
   const LatencyHistogram& handshake_latency() const { return handshake_; }
   Instant finished_at() const { return finished_at_; }
+  // --idle: when the last connection was established (0: never).
+  Instant all_established_at() const { return all_established_at_; }
 
   // dataplane::Application
   void on_event(Instant now, const endpoint::EndpointEvent& event) override;
@@ -126,6 +128,8 @@ class LoadWorker final : public dataplane::Application,
   void on_closed(uint32_t index, const conn::ConnectionEvent& event);
   void complete(uint64_t id, std::optional<ErrorKind> error);
   void check_confirmed();
+  // --idle: once every connection is established, the idle period starts.
+  void check_all_established(Instant now);
   // --duration ran out (or SIGINT): no new requests; what is open may
   // finish until `abandon_at`.
   void begin_stop(Instant abandon_at);
@@ -155,6 +159,10 @@ class LoadWorker final : public dataplane::Application,
   bool stopping_ = false;
   Instant abandon_at_ = kNever;
   size_t live_slots_ = 0;  // connecting or established
+  size_t connecting_ = 0;  // in their handshake
+  // --idle (see LoadOptions::idle_mode).
+  const bool idle_mode_;
+  Instant all_established_at_ = 0;
 
   // --resume: fresh tickets (latest last) and the last one seen, for reuse.
   std::vector<crypto::CachedSession> tickets_;

@@ -94,6 +94,30 @@ TEST(LoadOptionsTest, HandshakeOnlyCountsHandshakes) {
   EXPECT_FALSE(p.options->targets[0].synthetic_size);
 }
 
+TEST(LoadOptionsTest, IdleHoldsConnectionsAndSendsNoRequests) {
+  const Parsed p = parse({"--idle=2.5", "--connections=5000", "--connections-in-flight=50",
+                          "https://127.0.0.1:4433/"});
+  ASSERT_TRUE(p.options) << p.error;
+  EXPECT_TRUE(p.options->idle_mode);
+  EXPECT_EQ(p.options->idle, 2 * kSecond + 500 * kMillisecond);
+  EXPECT_EQ(p.options->connections, 5000u);
+  EXPECT_EQ(p.options->connections_in_flight, 50u);
+  EXPECT_EQ(p.options->requests, 0u);
+  const Parsed defaults = parse({"--idle=0", "https://127.0.0.1:4433/"});
+  ASSERT_TRUE(defaults.options) << defaults.error;
+  EXPECT_TRUE(defaults.options->idle_mode);
+  EXPECT_EQ(defaults.options->connections_in_flight, 100u);
+  for (const char* other : {"--duration=1", "--requests=5", "--handshake-only",
+                            "--per-connection=1", "--resume", "--0rtt"}) {
+    EXPECT_EQ(error_of({"--idle=1", other, "https://127.0.0.1:4433/"})
+                  .rfind("quicload: --idle sends no requests", 0),
+              0u)
+        << other;
+  }
+  EXPECT_NE(error_of({"--idle=x", "https://127.0.0.1:4433/"}), "");
+  EXPECT_NE(error_of({"--idle=1", "--connections-in-flight=0", "https://127.0.0.1:4433/"}), "");
+}
+
 TEST(LoadOptionsTest, PathsWithoutANumberAreNotSynthetic) {
   const Parsed p = parse({"https://127.0.0.1:1/files/a.bin", "https://127.0.0.1:1"});
   ASSERT_TRUE(p.options) << p.error;
