@@ -12,6 +12,7 @@ import charts
 import run_all
 import suite_context
 import suite_dpdk
+import suite_handshakes
 import suite_goodput
 import suite_memory
 import suite_micro
@@ -133,6 +134,28 @@ def fake_sections():
     failed = suite_context.Section("streams", "5", "Streams")
     failed.fail("quicload exited 1")
     return [s.to_dict() for s in (goodput, memory, failed, gso, dpdk)]
+
+
+class HandshakeCapacityTest(unittest.TestCase):
+    def test_target_is_judged_per_server_cpu_second(self):
+        section = suite_context.Section("handshakes", "2", "Handshakes")
+        ours, ngtcp2 = suite_handshakes.OURS, suite_handshakes.NGTCP2
+        report = {"handshakes": 9000, "server_cpu_seconds": 1.5}
+        self.assertEqual(suite_handshakes.per_cpu_second(report), 6000)
+        self.assertIsNone(suite_handshakes.per_cpu_second({"handshakes": 9000}))
+        suite_handshakes.fill(section, [10000, 10000], {ours: [2000, 2100], ngtcp2: [2200]},
+                              {ours: [0, 0], ngtcp2: [0]}, 5,
+                              {ours: [8100, 8300], ngtcp2: [4000]})
+        target = section.to_dict()["targets"][0]
+        self.assertEqual(target["name"],
+                         "handshakes per server CPU-second against the crypto limit")
+        self.assertAlmostEqual(target["value"], 0.82)
+        self.assertTrue(target["met"])
+        self.assertEqual(len(section.to_dict()["tables"]), 2)
+
+    def test_cpu_seconds_of_this_process(self):
+        self.assertGreater(suite_handshakes.cpu_seconds(os.getpid()), 0)
+        self.assertIsNone(suite_handshakes.cpu_seconds(2 ** 22 + 12345))
 
 
 class ReportTest(unittest.TestCase):
