@@ -6,31 +6,9 @@
 # h3 byte-exact (v4, then v6), dpdk-telemetry.py reads /dpquic/stats and
 # /dpquic/shards, and SIGINT stops the server cleanly. The namespace is
 # deleted whatever happens. Needs root and no Bazel sandbox (tags).
-set -uo pipefail
 DATAPLANE=$1
-[[ $EUID -eq 0 ]] || { echo "FAIL: needs root (ip netns, /dev/net/tun)"; exit 1; }
-
-NS="dpq_test_$$"
-PREFIX="dpq_test_$$"
-WORK=$(mktemp -d "${TEST_TMPDIR:-/tmp}/netns.XXXXXX")
-SERVER_PID=""
-cleanup() {
-  [[ -n $SERVER_PID ]] && kill -KILL "$SERVER_PID" 2>/dev/null
-  ip netns del "$NS" 2>/dev/null
-  rm -rf "$WORK" "/var/run/dpdk/$PREFIX"
-}
-trap cleanup EXIT
-fail() {
-  echo "FAIL: $*"
-  for log in "$WORK"/*.log; do
-    [[ -f $log ]] && { echo "--- $log (last 40 lines)"; tail -n 40 "$log"; }
-  done
-  exit 1
-}
-in_ns() { ip netns exec "$NS" "$@"; }
-
-ip netns add "$NS" || fail "ip netns add"
-in_ns ip link set lo up || fail "lo up"
+source "$(dirname "$0")/netns_lib.sh"
+netns_start dpq_test
 
 # -l 0-1: the main lcore supervises, lcore 1 runs the one shard.
 # (ip netns exec execs: $! is the dataplane itself, which the trap kills.)
@@ -38,11 +16,8 @@ ip netns exec "$NS" "$DATAPLANE" --backend=dpdk \
   --eal="--no-huge -m 256 --no-pci --no-shconf --file-prefix=$PREFIX -l 0-1 --vdev=net_tap0,iface=dpq0" \
   --ip=10.99.0.1/24 --ip6=fd00:99::1/64 --listen=0.0.0.0:4433 >"$WORK/server.log" 2>&1 &
 SERVER_PID=$!
-for _ in $(seq 100); do
-  grep -q "certificate" "$WORK/server.log" && break
-  kill -0 "$SERVER_PID" 2>/dev/null || fail "dataplane exited at start"
-  sleep 0.1
-done
+PIDS+=("$SERVER_PID")
+await_log "$WORK/server.log" "certificate" "$SERVER_PID" dataplane
 grep -q "DPDK poll mode" "$WORK/server.log" || fail "no DPDK banner"
 in_ns ip link show dpq0 >/dev/null || fail "no dpq0 in the namespace"
 in_ns ip addr add 10.99.0.2/24 dev dpq0 || fail "address v4"
@@ -99,13 +74,7 @@ assert stats["shards"] == 1, stats
 assert shards["0"]["handshakes"] == 2, shards
 PY
 
-kill -INT "$SERVER_PID"
-for _ in $(seq 100); do kill -0 "$SERVER_PID" 2>/dev/null || break; sleep 0.1; done
-kill -0 "$SERVER_PID" 2>/dev/null && fail "dataplane did not stop on SIGINT"
-wait "$SERVER_PID"
-rc=$?
-SERVER_PID=""
-[[ $rc -eq 0 ]] || fail "dataplane exited $rc after SIGINT"
+stop_by_signal INT "$SERVER_PID" dataplane
 grep -q "dataplane: stopped" "$WORK/server.log" || fail "no clean stop"
 grep -q "handshakes=2 " "$WORK/server.log" || fail "totals line: $(grep totals "$WORK/server.log")"
 echo "DPDK netns/tap: ok"

@@ -6,44 +6,17 @@
 # datagrams meanwhile) and downloads 1 MB over h3, byte-checked, then runs
 # 100 handshakes. The namespace is deleted whatever happens. Needs root and
 # no Bazel sandbox (tags).
-set -uo pipefail
 QUICLOAD=$1
 DATAPLANE=$2
-[[ $EUID -eq 0 ]] || { echo "FAIL: needs root (ip netns, /dev/net/tun)"; exit 1; }
-
-NS="dpq_quicload_$$"
-PREFIX="dpq_quicload_$$"
-WORK=$(mktemp -d "${TEST_TMPDIR:-/tmp}/quicload_dpdk.XXXXXX")
-SERVER_PID=""
-CLIENT_PID=""
-cleanup() {
-  [[ -n $CLIENT_PID ]] && kill -KILL "$CLIENT_PID" 2>/dev/null
-  [[ -n $SERVER_PID ]] && kill -KILL "$SERVER_PID" 2>/dev/null
-  ip netns del "$NS" 2>/dev/null
-  rm -rf "$WORK" "/var/run/dpdk/$PREFIX"
-}
-trap cleanup EXIT
-fail() {
-  echo "FAIL: $*"
-  for log in "$WORK"/*.log; do
-    [[ -f $log ]] && { echo "--- $log (last 40 lines)"; tail -n 40 "$log"; }
-  done
-  exit 1
-}
-in_ns() { ip netns exec "$NS" "$@"; }
-
-ip netns add "$NS" || fail "ip netns add"
-in_ns ip link set lo up || fail "lo up"
+source "$(dirname "$0")/../../dataplane/dpdk/netns_lib.sh"
+netns_start dpq_quicload
 
 # The server first, on every address of the namespace (the TAP's comes later).
 # (ip netns exec, not the in_ns function: $! must be the process itself.)
 ip netns exec "$NS" timeout --preserve-status 120 "$DATAPLANE" --listen=0.0.0.0:4433 --cores=1 >"$WORK/server.log" 2>&1 &
 SERVER_PID=$!
-for _ in $(seq 100); do
-  grep -q "SHA-256 fingerprint" "$WORK/server.log" && break
-  kill -0 "$SERVER_PID" 2>/dev/null || fail "dataplane exited at start"
-  sleep 0.1
-done
+PIDS+=("$SERVER_PID")
+await_log "$WORK/server.log" "SHA-256 fingerprint" "$SERVER_PID" dataplane
 
 # quicload_dpdk NAME [flags...] URL: quicload on DPDK in the background; the
 # TAP's kernel side gets its address once quicload created it.
@@ -54,6 +27,7 @@ quicload_dpdk() {
     --eal="--no-huge -m 256 --no-pci --no-shconf --no-telemetry --log-level=lib.eal:error --file-prefix=$PREFIX -l 0-1 --vdev=net_tap0,iface=dpq1" \
     --ip=10.98.0.1/24 --timeout=20 --json="$WORK/$name.json" "$@" >"$WORK/$name.log" 2>&1 &
   CLIENT_PID=$!
+  PIDS+=("$CLIENT_PID")
   for _ in $(seq 100); do
     in_ns ip link show dpq1 >/dev/null 2>&1 && break
     kill -0 "$CLIENT_PID" 2>/dev/null || fail "quicload ($name) exited at start"
@@ -63,7 +37,6 @@ quicload_dpdk() {
   in_ns ip link set dpq1 up || fail "dpq1 up"
   wait "$CLIENT_PID"
   local rc=$?
-  CLIENT_PID=""
   [[ $rc -eq 0 ]] || fail "quicload ($name) exited $rc"
 }
 
@@ -83,11 +56,6 @@ expect_json download 'all(v == 0 for v in r["errors"].values())'
 quicload_dpdk handshakes --handshake-only --connections=4 --requests=100 "https://10.98.0.2:4433/"
 expect_json handshakes 'r["handshakes"] == 100 and r["handshakes_failed"] == 0'
 
-kill -TERM "$SERVER_PID"
-for _ in $(seq 100); do kill -0 "$SERVER_PID" 2>/dev/null || break; sleep 0.1; done
-wait "$SERVER_PID"
-rc=$?
-SERVER_PID=""
-[[ $rc -eq 0 ]] || fail "dataplane exited $rc"
+stop_by_signal TERM "$SERVER_PID" dataplane
 grep -q "handshakes=101 " "$WORK/server.log" || fail "server totals: $(grep totals "$WORK/server.log")"
 echo "quicload DPDK: ok"
