@@ -150,12 +150,18 @@ void LoadWorker::check_all_established(Instant now) {
 
 void LoadWorker::open_slots(Instant now) {
   if (idle_.empty()) return;
-  // Requests the connections still in their handshake will take (one each at
-  // least): no connection is opened that would get none.
+  // Requests the connections under way will take: one each at least for
+  // those in their handshake, and with --per-connection what the established
+  // ones have left to issue. No connection is opened that would get none.
   uint64_t promised = 0;
   if (!unbounded_ && !options_.handshake_only && !idle_mode_) {
     for (const Slot& slot : slots_) {
-      if (slot.state == SlotState::kConnecting && slot.in_flight == 0) ++promised;
+      if (slot.state == SlotState::kConnecting && slot.in_flight == 0) {
+        ++promised;
+      } else if (slot.state == SlotState::kEstablished && options_.per_connection != 0 &&
+                 slot.issued < options_.per_connection) {
+        promised += options_.per_connection - slot.issued;
+      }
     }
   }
   while (!idle_.empty()) {
