@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <new>
 
 #include "crypto/initial_secrets.h"
 
@@ -44,6 +45,53 @@ void ConnectionKeys::Secret::wipe() {
 ConnectionKeys::ConnectionKeys(const MbManager& mb, wire::Role role, uint32_t version)
     : mb_(mb), role_(role), version_(version) {}
 
+bool ConnectionKeys::HandshakeLevels::any_installed() const {
+  if (original_initial_read.installed()) return true;
+  for (const auto& level : slots) {
+    for (const DirectionKeys& direction : level) {
+      if (direction.keys.installed()) return true;
+    }
+  }
+  return false;
+}
+
+ConnectionKeys::DirectionKeys* ConnectionKeys::find_slot(EncryptionLevel level,
+                                                         Direction direction) {
+  if (level == EncryptionLevel::kApplication) return &application_[direction_index(direction)];
+  if (!handshake_levels_) return nullptr;
+  return &handshake_levels_->slots[static_cast<size_t>(level)][direction_index(direction)];
+}
+
+const ConnectionKeys::DirectionKeys* ConnectionKeys::find_slot(EncryptionLevel level,
+                                                               Direction direction) const {
+  return const_cast<ConnectionKeys*>(this)->find_slot(level, direction);
+}
+
+ConnectionKeys::DirectionKeys* ConnectionKeys::slot_for_install(EncryptionLevel level,
+                                                                Direction direction) {
+  if (level != EncryptionLevel::kApplication && !handshake_levels_) {
+    // Once per connection, at its start: not a per-packet allocation.
+    handshake_levels_.reset(new (std::nothrow) HandshakeLevels());
+  }
+  return find_slot(level, direction);
+}
+
+void ConnectionKeys::release_handshake_levels_if_unused() {
+  // Every slot in it was wiped when discarded; nothing secret is freed.
+  if (handshake_levels_ && !handshake_levels_->any_installed()) handshake_levels_.reset();
+}
+
+const PacketKeys* ConnectionKeys::original_initial_read_keys() const {
+  if (!handshake_levels_ || !handshake_levels_->original_initial_read.installed()) return nullptr;
+  return &handshake_levels_->original_initial_read;
+}
+
+void ConnectionKeys::discard_original_initial_read() {
+  if (!handshake_levels_) return;
+  handshake_levels_->original_initial_read.wipe();
+  release_handshake_levels_if_unused();
+}
+
 ConnectionKeys::~ConnectionKeys() {
   for (int level = 0; level < kEncryptionLevelCount; ++level) {
     discard(static_cast<EncryptionLevel>(level));
@@ -65,9 +113,11 @@ bool ConnectionKeys::switch_initial_version(uint32_t version,
   InitialSecrets secrets;
   if (!derive_initial_secrets(version_, client_dcid, secrets)) return false;
   const bool client = role_ == wire::Role::kClient;
-  original_initial_read_.wipe();
-  if (!original_initial_read_.derive(mb_, kInitialCipherSuite, version_,
-                                     client ? secrets.server : secrets.client)) {
+  if (slot_for_install(EncryptionLevel::kInitial, Direction::kRead) == nullptr) return false;
+  PacketKeys& original = handshake_levels_->original_initial_read;
+  original.wipe();
+  if (!original.derive(mb_, kInitialCipherSuite, version_,
+                       client ? secrets.server : secrets.client)) {
     return false;
   }
   version_ = version;
@@ -76,7 +126,9 @@ bool ConnectionKeys::switch_initial_version(uint32_t version,
 
 bool ConnectionKeys::install_secret(EncryptionLevel level, Direction direction, CipherSuite suite,
                                     std::span<const uint8_t> secret) {
-  DirectionKeys& target = slot(level, direction);
+  DirectionKeys* slot = slot_for_install(level, direction);
+  if (slot == nullptr) return false;
+  DirectionKeys& target = *slot;
   target.keys.wipe();
   target.secret.wipe();
   if (secret.size() != secret_length(suite)) return false;
@@ -101,7 +153,7 @@ bool ConnectionKeys::install_secret(EncryptionLevel level, Direction direction, 
 }
 
 bool ConnectionKeys::prepare_next_read() {
-  const DirectionKeys& current = slot(EncryptionLevel::kApplication, Direction::kRead);
+  const DirectionKeys& current = application_[direction_index(Direction::kRead)];
   const CipherSuite suite = current.keys.suite();
   next_read_secret_.length = current.secret.length;
   return derive_next_secret(suite, version_, current.secret.view(), next_read_secret_.view()) &&
@@ -110,12 +162,19 @@ bool ConnectionKeys::prepare_next_read() {
 
 void ConnectionKeys::discard(EncryptionLevel level) {
   for (Direction direction : {Direction::kRead, Direction::kWrite}) {
-    DirectionKeys& target = slot(level, direction);
-    target.keys.wipe();
-    target.secret.wipe();
+    DirectionKeys* target = find_slot(level, direction);
+    if (target == nullptr) continue;
+    target->keys.wipe();
+    target->secret.wipe();
   }
-  if (level == EncryptionLevel::kInitial) original_initial_read_.wipe();
-  if (level == EncryptionLevel::kApplication) wipe_key_update_state();
+  if (level == EncryptionLevel::kApplication) {
+    wipe_key_update_state();
+    return;
+  }
+  if (level == EncryptionLevel::kInitial && handshake_levels_) {
+    handshake_levels_->original_initial_read.wipe();
+  }
+  release_handshake_levels_if_unused();
 }
 
 void ConnectionKeys::wipe_key_update_state() {
@@ -127,21 +186,24 @@ void ConnectionKeys::wipe_key_update_state() {
 }
 
 bool ConnectionKeys::has_keys(EncryptionLevel level, Direction direction) const {
-  return slot(level, direction).keys.installed();
+  const DirectionKeys* slot = find_slot(level, direction);
+  return slot != nullptr && slot->keys.installed();
 }
 
 const PacketKeys* ConnectionKeys::write_keys(EncryptionLevel level) const {
-  const PacketKeys& keys = slot(level, Direction::kWrite).keys;
-  return keys.installed() ? &keys : nullptr;
+  const DirectionKeys* slot = find_slot(level, Direction::kWrite);
+  return slot != nullptr && slot->keys.installed() ? &slot->keys : nullptr;
 }
 
 const HeaderProtectionKey* ConnectionKeys::read_header_protection(EncryptionLevel level) const {
-  const PacketKeys& keys = slot(level, Direction::kRead).keys;
-  return keys.installed() ? &keys.header_protection() : nullptr;
+  const DirectionKeys* slot = find_slot(level, Direction::kRead);
+  return slot != nullptr && slot->keys.installed() ? &slot->keys.header_protection() : nullptr;
 }
 
 std::span<const uint8_t> ConnectionKeys::secret(EncryptionLevel level, Direction direction) const {
-  return slot(level, direction).secret.view();
+  const DirectionKeys* slot = find_slot(level, direction);
+  if (slot == nullptr) return {};
+  return slot->secret.view();
 }
 
 void ConnectionKeys::discard_expired_keys(uint64_t now) {
@@ -150,8 +212,9 @@ void ConnectionKeys::discard_expired_keys(uint64_t now) {
 
 ReadKeySelection ConnectionKeys::select_read_key(EncryptionLevel level, bool key_phase,
                                                  uint64_t packet_number, uint64_t now) {
-  const PacketKeys& current = slot(level, Direction::kRead).keys;
-  if (!current.installed()) return {};
+  const DirectionKeys* slot = find_slot(level, Direction::kRead);
+  if (slot == nullptr || !slot->keys.installed()) return {};
+  const PacketKeys& current = slot->keys;
   if (level != EncryptionLevel::kApplication) return {&current.aead(), KeyGeneration::kCurrent};
 
   discard_expired_keys(now);
@@ -174,7 +237,7 @@ bool ConnectionKeys::on_packet_opened(EncryptionLevel level, KeyGeneration gener
     key_phase_.on_current_opened(packet_number);
     return true;
   }
-  DirectionKeys& read = slot(EncryptionLevel::kApplication, Direction::kRead);
+  DirectionKeys& read = application_[direction_index(Direction::kRead)];
   if (!read.keys.installed() || !next_read_.installed()) return false;
   if (key_phase_.precedes_current(packet_number)) {
     key_update_error_ = true;
@@ -199,7 +262,7 @@ bool ConnectionKeys::on_authentication_failure(CipherSuite suite) {
 }
 
 bool ConnectionKeys::initiate_key_update() {
-  if (!slot(EncryptionLevel::kApplication, Direction::kRead).keys.installed() ||
+  if (!application_[direction_index(Direction::kRead)].keys.installed() ||
       key_phase_.update_pending()) {
     return false;
   }
@@ -207,7 +270,7 @@ bool ConnectionKeys::initiate_key_update() {
 }
 
 bool ConnectionKeys::update_write_keys() {
-  DirectionKeys& write = slot(EncryptionLevel::kApplication, Direction::kWrite);
+  DirectionKeys& write = application_[direction_index(Direction::kWrite)];
   if (!write.keys.installed()) return false;
   const CipherSuite suite = write.keys.suite();
   // The header protection key stays (RFC 9001 §6); only the AEAD key and IV

@@ -28,6 +28,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 
@@ -124,11 +125,9 @@ class ConnectionKeys final : public SecretSink {
   // follows). Later keys use `version`'s labels.
   bool switch_initial_version(uint32_t version, std::span<const uint8_t> client_dcid);
   // The Initial read keys of the version before the switch, or null.
-  const PacketKeys* original_initial_read_keys() const {
-    return original_initial_read_.installed() ? &original_initial_read_ : nullptr;
-  }
+  const PacketKeys* original_initial_read_keys() const;
   // The peer switched too: the old version's keys are not needed.
-  void discard_original_initial_read() { original_initial_read_.wipe(); }
+  void discard_original_initial_read();
 
   // SecretSink: installs one direction of a level. For 1-RTT read keys the
   // next generation is derived at once, ready for a key phase flip.
@@ -183,6 +182,10 @@ class ConnectionKeys final : public SecretSink {
   // diagnostics and tests. Points into storage that is wiped on discard.
   std::span<const uint8_t> secret(EncryptionLevel level, Direction direction) const;
 
+  // True while Initial, 0-RTT or Handshake keys are held (their storage is
+  // released when the last of them is discarded).
+  bool holds_handshake_keys() const { return handshake_levels_ != nullptr; }
+
  private:
   struct Secret {
     std::array<uint8_t, kMaxSecretLength> bytes{};
@@ -196,12 +199,27 @@ class ConnectionKeys final : public SecretSink {
     Secret secret;
   };
 
-  DirectionKeys& slot(EncryptionLevel level, Direction direction) {
-    return slots_[static_cast<size_t>(level)][direction == Direction::kWrite ? 1 : 0];
+  // The Initial, 0-RTT and Handshake keys, and the original version's
+  // Initial read keys: on the heap while any of them is installed, so an
+  // established connection does not carry ~10 KB of wiped key schedules.
+  struct HandshakeLevels {
+    DirectionKeys slots[kEncryptionLevelCount - 1][2];
+    PacketKeys original_initial_read;
+    bool any_installed() const;
+  };
+
+  static size_t direction_index(Direction direction) {
+    return direction == Direction::kWrite ? 1 : 0;
   }
-  const DirectionKeys& slot(EncryptionLevel level, Direction direction) const {
-    return slots_[static_cast<size_t>(level)][direction == Direction::kWrite ? 1 : 0];
-  }
+  // The slot of an installed-or-not level, or null for a handshake level
+  // while no handshake keys are held.
+  DirectionKeys* find_slot(EncryptionLevel level, Direction direction);
+  const DirectionKeys* find_slot(EncryptionLevel level, Direction direction) const;
+  // As find_slot, creating the handshake levels' storage if needed; null
+  // only if that allocation fails.
+  DirectionKeys* slot_for_install(EncryptionLevel level, Direction direction);
+  // Frees the handshake levels' storage once nothing in it is installed.
+  void release_handshake_levels_if_unused();
   bool prepare_next_read();
   bool update_write_keys();
   void wipe_key_update_state();
@@ -209,9 +227,8 @@ class ConnectionKeys final : public SecretSink {
   const MbManager& mb_;
   const wire::Role role_;
   uint32_t version_;
-  DirectionKeys slots_[kEncryptionLevelCount][2];
-
-  PacketKeys original_initial_read_;  // see switch_initial_version
+  DirectionKeys application_[2];
+  std::unique_ptr<HandshakeLevels> handshake_levels_;
 
   // 1-RTT key update state.
   KeyPhase key_phase_;

@@ -177,6 +177,62 @@ TEST(ConnectionKeys, DiscardWipesSecretsAndKeys) {
   EXPECT_FALSE(client.has_keys(EncryptionLevel::kHandshake, Direction::kWrite));
 }
 
+TEST(ConnectionKeys, HandshakeLevelStorageLastsUntilTheLastHandshakeLevelIsDiscarded) {
+  MbManager mb;
+  ConnectionKeys server(mb, wire::Role::kServer, wire::kVersion1);
+  EXPECT_FALSE(server.holds_handshake_keys());
+  ASSERT_TRUE(server.install_secret(EncryptionLevel::kApplication, Direction::kWrite,
+                                    CipherSuite::kAes128Gcm, Bytes(32, 3)));
+  EXPECT_FALSE(server.holds_handshake_keys());  // 1-RTT keys live in the object
+
+  ASSERT_TRUE(server.install_initial_keys(kDcid));
+  ASSERT_TRUE(server.install_secret(EncryptionLevel::kEarlyData, Direction::kRead,
+                                    CipherSuite::kAes128Gcm, Bytes(32, 4)));
+  ASSERT_TRUE(server.install_secret(EncryptionLevel::kHandshake, Direction::kWrite,
+                                    CipherSuite::kAes128Gcm, Bytes(32, 5)));
+  EXPECT_TRUE(server.holds_handshake_keys());
+  // Discarding a level that never had keys changes nothing.
+  server.discard(EncryptionLevel::kInitial);
+  EXPECT_TRUE(server.holds_handshake_keys());
+  server.discard(EncryptionLevel::kHandshake);
+  EXPECT_TRUE(server.holds_handshake_keys());  // 0-RTT read keys remain
+  EXPECT_TRUE(server.has_keys(EncryptionLevel::kEarlyData, Direction::kRead));
+  server.discard(EncryptionLevel::kEarlyData);
+  EXPECT_FALSE(server.holds_handshake_keys());
+  EXPECT_FALSE(server.has_keys(EncryptionLevel::kHandshake, Direction::kWrite));
+  EXPECT_EQ(server.write_keys(EncryptionLevel::kHandshake), nullptr);
+  EXPECT_EQ(server.read_header_protection(EncryptionLevel::kEarlyData), nullptr);
+  EXPECT_EQ(server.select_read_key(EncryptionLevel::kInitial, false, 0, 0).key, nullptr);
+  EXPECT_TRUE(server.secret(EncryptionLevel::kHandshake, Direction::kWrite).empty());
+  server.discard(EncryptionLevel::kHandshake);  // again, with nothing held
+  EXPECT_TRUE(server.has_keys(EncryptionLevel::kApplication, Direction::kWrite));
+
+  // A level can be installed again afterwards (the storage comes back).
+  ASSERT_TRUE(server.install_initial_keys(kDcid));
+  EXPECT_TRUE(server.holds_handshake_keys());
+  EXPECT_NE(server.write_keys(EncryptionLevel::kInitial), nullptr);
+}
+
+TEST(ConnectionKeys, OriginalVersionInitialKeysHoldTheStorageUntilDiscarded) {
+  MbManager mb;
+  ConnectionKeys server(mb, wire::Role::kServer, wire::kVersion1);
+  ASSERT_TRUE(server.switch_initial_version(wire::kVersion2, kDcid));
+  ASSERT_NE(server.original_initial_read_keys(), nullptr);
+  server.discard(EncryptionLevel::kInitial);
+  EXPECT_EQ(server.original_initial_read_keys(), nullptr);
+  EXPECT_FALSE(server.holds_handshake_keys());
+
+  ASSERT_TRUE(server.switch_initial_version(wire::kVersion2, kDcid));
+  ASSERT_TRUE(server.install_secret(EncryptionLevel::kHandshake, Direction::kRead,
+                                    CipherSuite::kAes128Gcm, Bytes(32, 6)));
+  server.discard(EncryptionLevel::kHandshake);
+  server.discard_original_initial_read();
+  EXPECT_EQ(server.original_initial_read_keys(), nullptr);
+  EXPECT_TRUE(server.holds_handshake_keys());  // the new version's Initial keys
+  server.discard(EncryptionLevel::kInitial);
+  EXPECT_FALSE(server.holds_handshake_keys());
+}
+
 TEST(ConnectionKeys, RejectsBadSecrets) {
   MbManager mb;
   ConnectionKeys keys(mb, wire::Role::kServer, wire::kVersion1);
