@@ -75,6 +75,7 @@ Endpoint::Endpoint(const EndpointConfig& config, const crypto::MbManager& mb,
   transmit_queue_ = conn::SlotQueue(config.max_connections);
   event_queue_ = conn::SlotQueue(config.max_connections);
   timers_.reserve(config.max_connections);
+  due_timers_.resize(config.max_connections);  // a heap entry per connection at most
   replies_.resize(kStatelessReplySlots);
   initial_scratch_.resize(65536);  // any UDP datagram
 }
@@ -154,13 +155,22 @@ void Endpoint::handle_datagram(Instant now, const conn::PathAddresses& path,
 }
 
 void Endpoint::handle_timeout(Instant now) {
-  // Bounded by the entries present at entry: a connection that is due again
-  // at once waits for the next call rather than spinning here.
-  for (size_t budget = timers_.size();
-       budget != 0 && !timers_.empty() && timers_.front().deadline <= now; --budget) {
+  // The due connections are taken off the heap first, then handled: each at
+  // most once per call. A connection still due afterwards (an ACK that only
+  // its next transmit clears) goes back on the heap at the top, and popping
+  // while re-pushing would handle that one connection over and over, as many
+  // times as there were timers.
+  size_t due = 0;
+  while (!timers_.empty() && timers_.front().deadline <= now) {
     const ConnectionHandle handle = timers_.front().handle;
-    Slot& slot = *slots_[handle];
     push_timer(handle, kNever);  // off the heap; after_call sets the next one
+    due_timers_[due++] = handle;
+  }
+  for (size_t i = 0; i < due; ++i) {
+    const ConnectionHandle handle = due_timers_[i];
+    Slot& slot = *slots_[handle];
+    if (!slot.connection) continue;
+    ++stats_.connection_timeouts;
     slot.connection->handle_timeout(now);
     after_call(handle);
   }

@@ -93,6 +93,7 @@ struct EndpointStats {
   uint64_t stateless_resets_sent = 0;
   uint64_t stateless_replies_dropped = 0;  // rate-limited or queue full
   uint64_t invalid_tokens = 0;
+  uint64_t connection_timeouts = 0;  // connection timers handled
 };
 
 // The per-core resources the endpoint shares with its connections. Created
@@ -219,6 +220,7 @@ class Endpoint {
   // A min-heap by deadline, indexed by Slot::timer_position; its capacity
   // (one entry per connection) is reserved at start.
   std::vector<TimerEntry> timers_;
+  std::vector<ConnectionHandle> due_timers_;  // handle_timeout's scratch
   void place_timer(size_t position, const TimerEntry& entry);
   size_t sift_timer_up(size_t position);
   void sift_timer_down(size_t position);
