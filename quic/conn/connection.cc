@@ -49,6 +49,7 @@ Connection::Connection(CoreContext& core, const ConnectionConfig& config, wire::
       spaces_{Space(ack_config(PacketNumberSpace::kInitial, config.transport)),
               Space(ack_config(PacketNumberSpace::kHandshake, config.transport)),
               Space(ack_config(PacketNumberSpace::kApplication, config.transport))},
+      pending_(*core.pending_packets),
       receive_window_(config.transport.initial_max_data, config.transport.max_connection_window),
       stream_limits_(role, config.transport.initial_max_streams_bidi,
                      config.transport.initial_max_streams_uni) {

@@ -265,14 +265,6 @@ class Connection final : public transmit::TransmitSource,
     // Packets until a packet number is skipped (1-RTT; 0: draw an interval).
     uint32_t packets_until_skip = 0;
   };
-  struct PendingPacket {  // between write_frames and on_packet_sent
-    uint32_t frames = 0;
-    bool ack_written = false;
-    bool probe = false;
-    bool path_challenge = false;
-    bool mtu_probe = false;
-  };
-
   // connection.cc: set-up, TLS, transport parameters, events.
   void init_common(Instant now, const PathAddresses& path);
   bool set_local_parameters(const wire::TransportParameters& params);
@@ -475,7 +467,7 @@ class Connection final : public transmit::TransmitSource,
   bool burst_ecn_marked_ = false;
   std::array<Space, 3> spaces_;
   SentFrameLog sent_frames_;
-  std::array<PendingPacket, transmit::kMaxPacketsPerBurst> pending_{};
+  PendingPackets& pending_;  // the core's (connection_config.h)
   size_t pending_count_ = 0;
   size_t pending_sent_ = 0;
   Instant now_ = 0;  // during poll_transmit

@@ -2,6 +2,7 @@
 // How a connection is configured, and the per-core resources all connections
 // of one shard share (pools, buffers, keys and the TLS context).
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -21,6 +22,7 @@
 #include "quic/recovery/congestion_controller.h"
 #include "quic/recovery/sent_packet_pool.h"
 #include "quic/time.h"
+#include "quic/transmit/burst_builder.h"
 
 namespace dpquic::conn {
 
@@ -87,6 +89,18 @@ class ClientTokenStore {
 };
 
 // One per core shard. Everything outlives the connections using it.
+// What write_frames learnt about a packet, read back by on_packet_sent in
+// the same burst. Only one connection builds a burst at a time on a core, so
+// the core keeps the one array (2 KB no longer held by every connection).
+struct PendingPacket {
+  uint32_t frames = 0;
+  bool ack_written = false;
+  bool probe = false;
+  bool path_challenge = false;
+  bool mtu_probe = false;
+};
+using PendingPackets = std::array<PendingPacket, transmit::kMaxPacketsPerBurst>;
+
 struct CoreContext {
   const crypto::MbManager* mb = nullptr;
   recovery::SentPacketPool* sent_packet_pool = nullptr;
@@ -99,6 +113,7 @@ struct CoreContext {
   const crypto::AddressTokens* address_tokens = nullptr;
   const crypto::RetryIntegrity* retry_integrity = nullptr;
   ClientTokenStore* client_tokens = nullptr;
+  PendingPackets* pending_packets = nullptr;
 };
 
 }  // namespace dpquic::conn

@@ -63,6 +63,7 @@ Endpoint::Endpoint(const EndpointConfig& config, const crypto::MbManager& mb,
   core_.address_tokens = &address_tokens_;
   core_.retry_integrity = &retry_integrity_;
   core_.client_tokens = &client_tokens_;
+  core_.pending_packets = &pending_packets_;
   builder_ = std::make_unique<transmit::BurstBuilder>(sealer_);
 
   // Slots are created when first taken (then kept for reuse), so memory

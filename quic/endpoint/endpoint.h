@@ -195,6 +195,7 @@ class Endpoint {
   crypto::AddressTokens address_tokens_;
   crypto::RetryIntegrity retry_integrity_;
   conn::ClientTokenStore client_tokens_;
+  conn::PendingPackets pending_packets_{};
   conn::CoreContext core_;
   transmit::CryptoPacketSealer sealer_;
   std::unique_ptr<transmit::BurstBuilder> builder_;

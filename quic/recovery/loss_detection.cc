@@ -324,7 +324,7 @@ void LossDetection::discard_space(Instant now, PacketNumberSpace space) {
   Space& s = at(space);
   // RemoveFromBytesInFlight: the ring's counters go with its entries; no
   // congestion signal.
-  s.sent.clear();
+  s.sent.release_storage();
   lost_history_.forget(space);
   s.time_of_last_ack_eliciting = 0;
   s.loss_time = kNever;

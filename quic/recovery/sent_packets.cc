@@ -53,6 +53,16 @@ void SentPackets::clear() {
   base_ = next_;
 }
 
+void SentPackets::release_storage() {
+  clear();
+  pool_.release(slots_, capacity_, sizeof(Slot));
+  pool_.release(live_, capacity_ / 64, sizeof(uint64_t));
+  slots_ = nullptr;
+  live_ = nullptr;
+  capacity_ = 0;
+  slot_mask_ = 0;
+}
+
 bool SentPackets::never_sent(uint64_t packet_number) const {
   return any_never_sent(packet_number, packet_number);
 }

@@ -150,6 +150,10 @@ class SentPackets {
   // Drops every entry (e.g. when the space's keys are discarded) and keeps
   // the storage for reuse. The largest sent number is remembered.
   void clear();
+  // As clear(), and gives the storage back to the pool: for a space whose
+  // keys are gone for good (Initial, Handshake), so an established
+  // connection does not hold their rings. A later insert acquires again.
+  void release_storage();
 
   size_t size() const { return inserted_count_ - removed_count_; }
   bool empty() const { return inserted_count_ == removed_count_; }

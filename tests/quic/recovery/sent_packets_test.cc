@@ -462,6 +462,36 @@ TEST(SentPacketsTest, ClearKeepsTheStorageAndTheLargestSent) {
   EXPECT_EQ(sent.live_bits(0), 1u);
 }
 
+TEST(SentPacketsTest, ReleaseStorageGivesTheRingBackAndInsertsAcquireAgain) {
+  SentPacketPool pool(64);
+  SentPackets sent(pool);
+  for (uint64_t pn = 0; pn < 100; ++pn) ASSERT_TRUE(sent.insert(pn, packet_for(pn)));
+  ASSERT_EQ(sent.capacity(), 128u);
+  const size_t cached = pool.cached_blocks();
+  sent.release_storage();
+  EXPECT_EQ(sent.capacity(), 0u);
+  EXPECT_EQ(pool.cached_blocks(), cached + 2);  // the slots and the live bitmap
+  EXPECT_TRUE(sent.empty());
+  EXPECT_EQ(sent.bytes_in_flight(), 0u);
+  EXPECT_EQ(sent.largest_sent(), 99u);
+  EXPECT_EQ(numbers(sent.all()), Numbers{});
+  EXPECT_FALSE(sent.contains(50));
+  EXPECT_FALSE(sent.remove(50).has_value());
+  sent.release_storage();  // twice: nothing more to give back
+  EXPECT_EQ(pool.cached_blocks(), cached + 2);
+
+  // Numbers go on above the largest sent; the ring takes storage again (the
+  // pool's recycled blocks, no new allocation of that size class).
+  const size_t allocations = pool.allocations();
+  EXPECT_FALSE(sent.insert(99, packet_for(99)));
+  ASSERT_TRUE(sent.insert(100, packet_for(100)));
+  ASSERT_TRUE(sent.insert(102, packet_for(102)));
+  EXPECT_EQ(numbers(sent.all()), (Numbers{100, 102}));
+  EXPECT_EQ(sent.capacity(), 64u);
+  EXPECT_EQ(pool.allocations(), allocations);
+  EXPECT_TRUE(sent.never_sent(101));
+}
+
 TEST(SentPacketPoolTest, RecyclesBySizeClass) {
   SentPacketPool pool(100, 1000);
   EXPECT_EQ(pool.initial_slots(), 128u);
