@@ -339,6 +339,7 @@ bool DpdkShard::transmit_round(Instant now) {
     const uint64_t build_start = rte_rdtsc();
     if (!core_.endpoint().poll_transmit(now, buffers, burst, path)) break;
     stats_.build_cycles += rte_rdtsc() - build_start;
+    ++stats_.tx_bursts;
     any = true;
     const size_t count = burst.datagram_count;
     const auto hop = next_hop(path.remote, config_.interface);

@@ -95,6 +95,7 @@ struct DpdkShardStats {
   uint64_t header_cycles = 0;  // Ethernet/IP/UDP headers and checksums, staging
   uint64_t flush_cycles = 0;   // the TX burst at the end of the round
   uint64_t tx_cycle_datagrams = 0;
+  uint64_t tx_bursts = 0;  // bursts poll_transmit built (datagrams per burst: tx_datagrams / this)
 
   uint64_t total_frame_drops() const;
 };

@@ -238,9 +238,14 @@ int bench(const Options& options) {
   std::printf("dpdk_send_bench: %s, %.3f GB in %.2f s, goodput %.2f Gbps (1 server lcore)\n",
               ok ? "transfer byte-exact" : "TRANSFER FAILED",
               static_cast<double>(outcome.result.bytes_received) / 1e9, seconds, gbps);
-  std::printf("  server datagrams %llu, average UDP payload %zu bytes, TSC %.2f GHz\n",
-              static_cast<unsigned long long>(datagrams), raw.payload,
-              static_cast<double>(rte_get_tsc_hz()) / 1e9);
+  const uint64_t bursts = after.tx_bursts - before.tx_bursts;
+  std::printf(
+      "  server datagrams %llu in %llu bursts (%.1f per burst), average UDP payload %zu bytes, "
+      "TSC %.2f GHz\n",
+      static_cast<unsigned long long>(datagrams), static_cast<unsigned long long>(bursts),
+      static_cast<double>(after.tx_datagrams - before.tx_datagrams) /
+          static_cast<double>(std::max<uint64_t>(bursts, 1)),
+      raw.payload, static_cast<double>(rte_get_tsc_hz()) / 1e9);
   std::printf(
       "  send path %.0f cycles/datagram: QUIC packets built and sealed %.0f, Ethernet/IP/UDP "
       "headers and checksums %.0f, TX burst %.0f, mbufs and events %.0f; whole server loop %.0f\n",
