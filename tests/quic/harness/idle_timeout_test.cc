@@ -127,59 +127,64 @@ TEST_F(IdleTimeoutTest, ShortIdleTimeoutIsStretchedToThreeProbeTimeouts) {
 // PING whenever it sent nothing ack-eliciting for that long, so a quiet
 // connection outlives both idle timeouts; the server's ACKs keep the client's
 // timer fresh too.
-TEST(KeepAliveTest, QuietConnectionWithKeepAliveOutlivesTheIdleTimeout) {
-  PairOptions options;
-  options.client.connection.transport.max_idle_timeout_ms = 3'000;
-  options.server.connection.transport.max_idle_timeout_ms = 2'000;
-  options.client.connection.keep_alive_interval = 700 * kMillisecond;
-  QuicPair pair(options);
+// A confirmed connection with idle timeouts of 3 s (client) and 2 s
+// (server), the closes of both sides recorded, and a count of the client's
+// datagrams.
+struct QuietPair {
+  explicit QuietPair(Duration keep_alive_interval) : pair(options_for(keep_alive_interval)) {
+    pair.server_node->set_application(
+        [&](Instant now) { record_closes(*pair.server, now, server_closes); });
+    pair.client_node->set_application(
+        [&](Instant now) { record_closes(*pair.client, now, client_closes); });
+    pair.simulator->set_observer([&](bool client_to_server, Instant, const Datagram&) {
+      if (client_to_server) ++client_datagrams;
+    });
+    handle = pair.connect();
+    confirmed = pair.run_until([&] {
+      conn::Connection* c = pair.client_connection(handle);
+      return c != nullptr && c->handshake_confirmed();
+    });
+  }
+  static PairOptions options_for(Duration keep_alive_interval) {
+    PairOptions options;
+    options.client.connection.transport.max_idle_timeout_ms = 3'000;
+    options.server.connection.transport.max_idle_timeout_ms = 2'000;
+    options.client.connection.keep_alive_interval = keep_alive_interval;
+    return options;
+  }
+
+  QuicPair pair;
   std::vector<CloseRecord> client_closes, server_closes;
-  pair.server_node->set_application(
-      [&](Instant now) { record_closes(*pair.server, now, server_closes); });
-  pair.client_node->set_application(
-      [&](Instant now) { record_closes(*pair.client, now, client_closes); });
   uint64_t client_datagrams = 0;
-  pair.simulator->set_observer([&](bool client_to_server, Instant, const Datagram&) {
-    if (client_to_server) ++client_datagrams;
-  });
-  const endpoint::ConnectionHandle handle = pair.connect();
-  ASSERT_TRUE(pair.run_until([&] {
-    conn::Connection* c = pair.client_connection(handle);
-    return c != nullptr && c->handshake_confirmed();
-  }));
-  const uint64_t before = client_datagrams;
+  endpoint::ConnectionHandle handle = 0;
+  bool confirmed = false;
+};
+
+TEST(KeepAliveTest, QuietConnectionWithKeepAliveOutlivesTheIdleTimeout) {
+  QuietPair quiet(700 * kMillisecond);
+  ASSERT_TRUE(quiet.confirmed);
+  QuicPair& pair = quiet.pair;
+  const uint64_t before = quiet.client_datagrams;
   // Ten times the negotiated idle timeout of silence from the application.
   pair.run_until([] { return false; }, 20 * kSecond);
-  EXPECT_TRUE(client_closes.empty());
-  EXPECT_TRUE(server_closes.empty());
-  ASSERT_NE(pair.client_connection(handle), nullptr);
-  EXPECT_TRUE(pair.client_connection(handle)->is_established());
+  EXPECT_TRUE(quiet.client_closes.empty());
+  EXPECT_TRUE(quiet.server_closes.empty());
+  ASSERT_NE(pair.client_connection(quiet.handle), nullptr);
+  EXPECT_TRUE(pair.client_connection(quiet.handle)->is_established());
   EXPECT_EQ(pair.server->connection_count(), 1u);
   // One PING per interval (plus the odd ACK): about 20 s / 0.7 s of them.
-  EXPECT_GE(client_datagrams - before, 25u);
-  EXPECT_LE(client_datagrams - before, 45u);
+  EXPECT_GE(quiet.client_datagrams - before, 25u);
+  EXPECT_LE(quiet.client_datagrams - before, 45u);
 }
 
 TEST(KeepAliveTest, WithoutKeepAliveTheSameQuietConnectionTimesOut) {
-  PairOptions options;
-  options.client.connection.transport.max_idle_timeout_ms = 3'000;
-  options.server.connection.transport.max_idle_timeout_ms = 2'000;
-  QuicPair pair(options);
-  std::vector<CloseRecord> client_closes, server_closes;
-  pair.server_node->set_application(
-      [&](Instant now) { record_closes(*pair.server, now, server_closes); });
-  pair.client_node->set_application(
-      [&](Instant now) { record_closes(*pair.client, now, client_closes); });
-  const endpoint::ConnectionHandle handle = pair.connect();
-  ASSERT_TRUE(pair.run_until([&] {
-    conn::Connection* c = pair.client_connection(handle);
-    return c != nullptr && c->handshake_confirmed();
-  }));
-  pair.run_until([] { return false; }, 20 * kSecond);
-  ASSERT_EQ(client_closes.size(), 1u);
-  EXPECT_EQ(client_closes[0].event.close_reason, conn::CloseReason::kIdleTimeout);
-  ASSERT_EQ(server_closes.size(), 1u);
-  EXPECT_EQ(server_closes[0].event.close_reason, conn::CloseReason::kIdleTimeout);
+  QuietPair quiet(0);
+  ASSERT_TRUE(quiet.confirmed);
+  quiet.pair.run_until([] { return false; }, 20 * kSecond);
+  ASSERT_EQ(quiet.client_closes.size(), 1u);
+  EXPECT_EQ(quiet.client_closes[0].event.close_reason, conn::CloseReason::kIdleTimeout);
+  ASSERT_EQ(quiet.server_closes.size(), 1u);
+  EXPECT_EQ(quiet.server_closes[0].event.close_reason, conn::CloseReason::kIdleTimeout);
 }
 
 }  // namespace
