@@ -88,7 +88,6 @@ class ClientTokenStore {
   std::unordered_map<std::string, std::vector<uint8_t>> tokens_;
 };
 
-// One per core shard. Everything outlives the connections using it.
 // What write_frames learnt about a packet, read back by on_packet_sent in
 // the same burst. Only one connection builds a burst at a time on a core, so
 // the core keeps the one array (2 KB no longer held by every connection).
@@ -101,6 +100,7 @@ struct PendingPacket {
 };
 using PendingPackets = std::array<PendingPacket, transmit::kMaxPacketsPerBurst>;
 
+// One per core shard. Everything outlives the connections using it.
 struct CoreContext {
   const crypto::MbManager* mb = nullptr;
   recovery::SentPacketPool* sent_packet_pool = nullptr;

@@ -169,10 +169,8 @@ void Endpoint::handle_timeout(Instant now) {
   }
   for (size_t i = 0; i < due; ++i) {
     const ConnectionHandle handle = due_timers_[i];
-    Slot& slot = *slots_[handle];
-    if (!slot.connection) continue;
     ++stats_.connection_timeouts;
-    slot.connection->handle_timeout(now);
+    slots_[handle]->connection->handle_timeout(now);
     after_call(handle);
   }
 }

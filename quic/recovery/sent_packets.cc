@@ -10,9 +10,15 @@ namespace dpquic::recovery {
 
 SentPackets::SentPackets(SentPacketPool& pool) : pool_(pool) {}
 
-SentPackets::~SentPackets() {
+SentPackets::~SentPackets() { free_storage(); }
+
+void SentPackets::free_storage() {
   pool_.release(slots_, capacity_, sizeof(Slot));
   pool_.release(live_, capacity_ / 64, sizeof(uint64_t));
+  slots_ = nullptr;
+  live_ = nullptr;
+  capacity_ = 0;
+  slot_mask_ = 0;
 }
 
 bool SentPackets::prepare_insert(uint64_t packet_number) {
@@ -54,13 +60,8 @@ void SentPackets::clear() {
 }
 
 void SentPackets::release_storage() {
-  clear();
-  pool_.release(slots_, capacity_, sizeof(Slot));
-  pool_.release(live_, capacity_ / 64, sizeof(uint64_t));
-  slots_ = nullptr;
-  live_ = nullptr;
-  capacity_ = 0;
-  slot_mask_ = 0;
+  free_storage();
+  clear();  // the counters; no bitmap is left to zero
 }
 
 bool SentPackets::never_sent(uint64_t packet_number) const {

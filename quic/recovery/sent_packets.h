@@ -205,6 +205,8 @@ class SentPackets {
   // Moves storage to `slots` slots (a power of two >= the window), keeping
   // the window; false if the pool cannot provide it.
   bool grow(size_t slots);
+  // Gives the slots and the bitmap back to the pool; the ring has no storage.
+  void free_storage();
   void remember_skip(uint64_t first, uint64_t end);
 
   // Member order matters for speed: no two members that insert() or
