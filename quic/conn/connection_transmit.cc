@@ -277,14 +277,16 @@ bool Connection::application_wants_to_send(bool ack_eliciting_allowed) const {
   if (!ack_eliciting_allowed) return false;
   if (paths_.response_due(burst_path_) || paths_.challenge_due(burst_path_)) return true;
   if (burst_path_ != active_path_) return false;
-  return handshake_done_pending_ || new_token_pending_ || max_data_pending_ ||
-         keep_alive_pending_ || receive_window_.update_due() ||
+  // Streams with data first: asked for every packet of a bulk transfer, and
+  // then the rest of the checks need not run.
+  return !send_queue_.empty() || handshake_done_pending_ || new_token_pending_ ||
+         max_data_pending_ || keep_alive_pending_ || receive_window_.update_due() ||
          stream_limits_.max_streams_due(StreamDirection::kBidirectional) ||
          stream_limits_.max_streams_due(StreamDirection::kUnidirectional) ||
          stream_limits_.streams_blocked_due(StreamDirection::kBidirectional) ||
          stream_limits_.streams_blocked_due(StreamDirection::kUnidirectional) ||
          local_cids_.new_cid_frame_due() || peer_cids_.retire_frame_due() ||
-         send_credit_.blocked_frame_due() || datagrams_out_count_ != 0 || !send_queue_.empty();
+         send_credit_.blocked_frame_due() || datagrams_out_count_ != 0;
 }
 
 transmit::PacketContents Connection::write_frames(EncryptionLevel level,

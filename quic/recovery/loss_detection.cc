@@ -63,7 +63,8 @@ bool LossDetection::on_packet_sent(Instant now, PacketNumberSpace space, uint64_
   if (packet.in_flight) {
     if (packet.ack_eliciting) s.time_of_last_ack_eliciting = packet.time_sent;
     cc_.on_packet_sent(now, packet_number, packet.size, bytes_in_flight());
-    set_timer(now);
+    timer_stale_ = true;
+    stale_since_ = now;
   }
   return true;
 }
@@ -266,7 +267,8 @@ void LossDetection::signal_losses(Instant now, const LossResult& result) {
 }
 
 void LossDetection::on_timeout(Instant now, LossEvents& events) {
-  if (timer_ == kNever || now < timer_) return;
+  const Instant deadline = timer();
+  if (deadline == kNever || now < deadline) return;
 
   PacketNumberSpace space = PacketNumberSpace::kInitial;
   if (earliest_loss_time(space) != kNever) {
@@ -286,8 +288,6 @@ void LossDetection::on_timeout(Instant now, LossEvents& events) {
   ++pto_count_;
   set_timer(now);
 }
-
-size_t LossDetection::probes_pending(PacketNumberSpace space) const { return at(space).probes; }
 
 void LossDetection::on_probe_sent(PacketNumberSpace space) {
   Space& s = at(space);
@@ -443,24 +443,25 @@ Instant LossDetection::pto_time_and_space(Instant now, PacketNumberSpace& space)
 }
 
 void LossDetection::set_timer(Instant now) {
+  timer_ = compute_timer(now);
+  timer_stale_ = false;
+}
+
+void LossDetection::refresh_timer() const {
+  timer_ = compute_timer(stale_since_);
+  timer_stale_ = false;
+}
+
+Instant LossDetection::compute_timer(Instant now) const {
   PacketNumberSpace space = PacketNumberSpace::kInitial;
   const Instant loss_time = earliest_loss_time(space);
-  if (loss_time != kNever) {
-    timer_ = loss_time;
-    return;
-  }
-  if (amplification_blocked_) {
-    // Probes would count against the anti-amplification limit.
-    timer_ = kNever;
-    return;
-  }
-  if (!has_armable_ack_eliciting_in_flight() && peer_completed_address_validation()) {
-    // Nothing to detect lost, and no server that might be blocked waiting
-    // for the client.
-    timer_ = kNever;
-    return;
-  }
-  timer_ = pto_time_and_space(now, space);
+  if (loss_time != kNever) return loss_time;
+  // Probes would count against the anti-amplification limit.
+  if (amplification_blocked_) return kNever;
+  // Nothing to detect lost, and no server that might be blocked waiting for
+  // the client.
+  if (!has_armable_ack_eliciting_in_flight() && peer_completed_address_validation()) return kNever;
+  return pto_time_and_space(now, space);
 }
 
 }  // namespace dpquic::recovery

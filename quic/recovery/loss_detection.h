@@ -127,12 +127,16 @@ class LossDetection {
   void on_timeout(Instant now, LossEvents& events);
 
   // The loss detection deadline; kNever when not armed.
-  Instant timer() const { return timer_; }
+  Instant timer() const {
+    if (timer_stale_) refresh_timer();
+    return timer_;
+  }
 
   // Ack-eliciting probe packets owed in `space` after a PTO. They are not
   // blocked by congestion control (§7.5); the connection may coalesce
   // ack-eliciting packets of other spaces with in-flight data (§6.2.4).
-  size_t probes_pending(wire::PacketNumberSpace space) const;
+  // Inline: asked for every packet a burst builds.
+  size_t probes_pending(wire::PacketNumberSpace space) const { return at(space).probes; }
   // One probe was sent in `space` (also report it with on_packet_sent).
   void on_probe_sent(wire::PacketNumberSpace space);
 
@@ -261,6 +265,13 @@ class LossDetection {
   bool has_armable_ack_eliciting_in_flight() const;
   // §A.8 SetLossDetectionTimer.
   void set_timer(Instant now);
+  Instant compute_timer(Instant now) const;
+  // A burst sends up to a few hundred packets at one `now`, and each used to
+  // re-run set_timer() with only the last result ever read: on_packet_sent()
+  // marks the deadline stale instead, and timer() computes it as the last
+  // send would have (nothing set_timer() reads changes in between without
+  // calling set_timer() itself).
+  void refresh_timer() const;
 
   LossDetectionConfig config_;
   AckXorBuffer& xor_buffer_;
@@ -280,7 +291,9 @@ class LossDetection {
   uint64_t spurious_losses_ = 0;
   uint64_t congestion_undos_ = 0;
   std::optional<Instant> first_rtt_sample_;
-  Instant timer_ = kNever;
+  mutable Instant timer_ = kNever;
+  mutable bool timer_stale_ = false;
+  Instant stale_since_ = 0;  // the `now` of the send that made timer_ stale
   uint32_t pto_count_ = 0;
   bool handshake_keys_ = false;
   bool handshake_confirmed_ = false;

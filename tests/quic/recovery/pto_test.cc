@@ -49,6 +49,37 @@ TEST(PtoTest, InitialBackoffBeforeAnyRttSample) {
   EXPECT_EQ(h.loss.timer(), ms(999) + ms(7992));
 }
 
+// A burst's sends leave the deadline to be worked out when it is read: the
+// value is the one the last send would have set, and on_timeout() fires on it
+// even when nothing read timer() in between.
+TEST(PtoTest, DeadlineAfterABurstIsTheLastSendsWithoutAnyReadInBetween) {
+  Harness h(Harness::server());
+  h.loss.on_handshake_confirmed(0);
+  for (uint64_t pn = 0; pn < 32; ++pn) ASSERT_TRUE(h.send(ms(7), kApplication, pn));
+  ASSERT_TRUE(h.send(ms(8), kApplication, 32));
+  h.timeout(ms(8) + ms(1024) - 1);  // 999 + 25 ms after the last send: early
+  EXPECT_EQ(h.loss.pto_count(), 0u);
+  EXPECT_EQ(h.loss.timer(), ms(8) + ms(1024));
+
+  ASSERT_TRUE(h.send(ms(9), kApplication, 33));
+  h.timeout(ms(9) + ms(1024));  // not read since the send: due all the same
+  EXPECT_EQ(h.loss.pto_count(), 1u);
+  EXPECT_EQ(h.loss.probes_pending(kApplication), 2u);
+  EXPECT_EQ(h.loss.timer(), ms(9) + ms(2048));
+}
+
+// The client's anti-deadlock PTO counts from the send that armed it, however
+// late the deadline is read.
+TEST(PtoTest, AntiDeadlockDeadlineCountsFromTheSendNotTheRead) {
+  Harness h(Harness::client());
+  SentPacket padding = data_packet(ms(5));
+  padding.ack_eliciting = false;  // in flight (padded), not ack-eliciting
+  ASSERT_TRUE(h.loss.on_packet_sent(ms(5), kInitial, 0, padding));
+  h.timeout(ms(5) + ms(999) - 1);
+  EXPECT_EQ(h.loss.pto_count(), 0u);
+  EXPECT_EQ(h.loss.timer(), ms(5) + ms(999));
+}
+
 TEST(PtoTest, ApplicationAddsMaxAckDelayAndAnAckResetsTheBackoff) {
   Harness h(Harness::server());
   h.loss.on_handshake_confirmed(0);
