@@ -355,18 +355,29 @@ void Endpoint::index_address(Slot& slot) {
   std::array<uint8_t, conn::SocketAddress::kEncodedMax> encoded;
   const size_t length = slot.connection->active_path().remote.encode(encoded);
   const wire::ConnectionId key(std::span<const uint8_t>(encoded.data(), length));
-  if (key == slot.indexed_address) return;
+  if (key == slot.indexed_address &&
+      (slot.owns_address || slot.address_erasures == address_erasures_)) {
+    return;
+  }
   unindex_address(slot);
   // Another connection from the same address keeps the entry: detection then
   // checks that one (a heuristic the RFC allows; it only costs a miss).
-  if (address_table_.insert(key, slot.handle)) slot.indexed_address = key;
+  slot.indexed_address = key;
+  slot.owns_address = address_table_.insert(key, slot.handle);
+  slot.address_erasures = address_erasures_;
 }
 
 void Endpoint::unindex_address(Slot& slot) {
   if (slot.indexed_address.empty()) return;
-  const auto owner = address_table_.find(slot.indexed_address.span());
-  if (owner && *owner == slot.handle) address_table_.erase(slot.indexed_address.span());
+  if (slot.owns_address) {
+    const auto owner = address_table_.find(slot.indexed_address.span());
+    if (owner && *owner == slot.handle) {
+      address_table_.erase(slot.indexed_address.span());
+      ++address_erasures_;
+    }
+  }
   slot.indexed_address = wire::ConnectionId();
+  slot.owns_address = false;
 }
 
 void Endpoint::free_slot(ConnectionHandle handle) {

@@ -205,6 +205,7 @@ class Endpoint {
   // no CID routes can be checked against the one connection on that address
   // for a stateless reset (RFC 9000 §10.3.1) in O(1), without a scan.
   ConnectionIdTable address_table_;
+  uint64_t address_erasures_ = 0;  // entries erased so far (see Slot::owns_address)
   RetryPolicy retry_policy_;
   TokenBucket stateless_limiter_;
   std::vector<std::unique_ptr<Slot>> slots_;

@@ -25,9 +25,15 @@ struct Endpoint::Slot final : conn::CidRegistry {
   // Initial's, and after a Retry the one it then used): unregistered at free.
   std::array<wire::ConnectionId, 2> client_dcids;
   size_t client_dcid_count = 0;
-  // The peer address this connection is indexed under for stateless reset
-  // detection (its active path's remote address, encoded); empty if none.
+  // The peer address this connection was last indexed under for stateless
+  // reset detection (its active path's remote address, encoded); empty if
+  // none. Another connection on the same address may hold the entry
+  // (owns_address false): the insert is tried again only after an entry was
+  // erased (address_erasures against the endpoint's count), not on every
+  // call, which for a load generator's connections was every call.
   wire::ConnectionId indexed_address;
+  bool owns_address = false;
+  uint64_t address_erasures = 0;
 
   bool register_cid(const wire::ConnectionId& cid) override {
     return endpoint->cid_table_.insert(cid, handle);
