@@ -137,6 +137,10 @@ std::optional<std::string> real_path(const std::string& path) {
   return result;
 }
 
+// Errors that say nothing about the file, only that the process could not
+// open one just now.
+bool out_of_resources(int error) { return error == EMFILE || error == ENFILE || error == ENOMEM; }
+
 }  // namespace
 
 DocumentRoot::DocumentRoot(const std::string& root) {
@@ -154,27 +158,41 @@ bool DocumentRoot::contains(std::string_view resolved) const {
   return resolved.size() == root_.size() || resolved[root_.size()] == '/';
 }
 
-std::optional<OpenedFile> DocumentRoot::open(std::string_view decoded_path) const {
-  if (decoded_path.empty() || decoded_path.front() != '/') return std::nullopt;
-  std::string candidate = root_ == "/" ? std::string() : root_;
-  candidate.append(decoded_path);
-  return open_resolved(candidate, true);
+std::optional<OpenedFile> DocumentRoot::open(std::string_view decoded_path,
+                                             Refusal* refusal) const {
+  Refusal why = Refusal::kNotFound;
+  std::optional<OpenedFile> file;
+  if (!decoded_path.empty() && decoded_path.front() == '/') {
+    std::string candidate = root_ == "/" ? std::string() : root_;
+    candidate.append(decoded_path);
+    file = open_resolved(candidate, true, why);
+  }
+  if (refusal != nullptr) *refusal = why;
+  return file;
 }
 
 std::optional<OpenedFile> DocumentRoot::open_resolved(const std::string& candidate,
-                                                      bool allow_directory) const {
+                                                      bool allow_directory,
+                                                      Refusal& refusal) const {
   // realpath() follows every symlink; the result must still be inside.
   const std::optional<std::string> resolved = real_path(candidate);
-  if (!resolved || !contains(*resolved)) return std::nullopt;
+  if (!resolved) {
+    if (out_of_resources(errno)) refusal = Refusal::kOutOfResources;
+    return std::nullopt;
+  }
+  if (!contains(*resolved)) return std::nullopt;
   // O_NOFOLLOW: the last component must not have become a symlink since;
   // O_NONBLOCK: a FIFO must not block the shard (it is refused below).
   FileDescriptor fd(::open(resolved->c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
-  if (!fd.valid()) return std::nullopt;
+  if (!fd.valid()) {
+    if (out_of_resources(errno)) refusal = Refusal::kOutOfResources;
+    return std::nullopt;
+  }
   struct stat info {};
   if (::fstat(fd.get(), &info) != 0) return std::nullopt;
   if (S_ISDIR(info.st_mode)) {
     if (!allow_directory) return std::nullopt;
-    return open_resolved(*resolved + "/index.html", false);
+    return open_resolved(*resolved + "/index.html", false, refusal);
   }
   if (!S_ISREG(info.st_mode)) return std::nullopt;
   // What was opened, whatever happened to the directories in between

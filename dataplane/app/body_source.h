@@ -15,11 +15,11 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
-#include <memory>
 #include <vector>
 
 #include "quic/transmit/chunk.h"
@@ -75,11 +75,16 @@ class DocumentRoot {
   // Throws std::runtime_error if `root` is not an accessible directory.
   explicit DocumentRoot(const std::string& root);
 
+  // Why open() gave nothing: no such file to serve, or none could be opened
+  // for want of descriptors or memory (a 503 rather than a 404: the file may
+  // well be there).
+  enum class Refusal : uint8_t { kNotFound, kOutOfResources };
+
   // Opens the regular file a decoded request path names, if it resolves
   // (symlinks followed) to a file inside the root. A directory maps to its
   // index.html. nullopt for everything else (missing, outside, not regular,
-  // unreadable).
-  std::optional<OpenedFile> open(std::string_view decoded_path) const;
+  // unreadable), with the reason in *refusal when given.
+  std::optional<OpenedFile> open(std::string_view decoded_path, Refusal* refusal = nullptr) const;
 
   // The root, fully resolved (no symlinks, no trailing '/').
   const std::string& resolved() const { return root_; }
@@ -87,7 +92,8 @@ class DocumentRoot {
  private:
   // Whether `resolved` (absolute, symlink-free) is the root or inside it.
   bool contains(std::string_view resolved) const;
-  std::optional<OpenedFile> open_resolved(const std::string& candidate, bool allow_directory) const;
+  std::optional<OpenedFile> open_resolved(const std::string& candidate, bool allow_directory,
+                                          Refusal& refusal) const;
 
   std::string root_;
 };

@@ -459,7 +459,8 @@ void H3Server::respond(Connection& connection, Request& request) {
     return;
   }
   if (root_) {
-    if (std::optional<OpenedFile> file = root_->open(*path)) {
+    DocumentRoot::Refusal refusal = DocumentRoot::Refusal::kNotFound;
+    if (std::optional<OpenedFile> file = root_->open(*path, &refusal)) {
       const uint64_t length = file->size;
       const std::string_view type = file->content_type;
       const bool with_body = !head && length != 0;
@@ -468,6 +469,10 @@ void H3Server::respond(Connection& connection, Request& request) {
                                           on_buffer_returned, &request);
       }
       submit(connection, request, 200, length, type, with_body, false);
+      return;
+    }
+    if (refusal == DocumentRoot::Refusal::kOutOfResources) {
+      submit(connection, request, 503, 0, {}, false, false);
       return;
     }
   }

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "dataplane/app/synthetic_body.h"
+#include "tests/util/descriptor_limit.h"
 #include "tests/util/temp_dir.h"
 
 namespace dpquic::dataplane {
@@ -173,6 +174,28 @@ TEST_F(DocumentRootTest, RootPrefixIsNotEnough) {
   EXPECT_FALSE(open("/sibling"));
   std::error_code ignored;
   std::filesystem::remove_all(sibling, ignored);
+}
+
+TEST_F(DocumentRootTest, OutOfDescriptorsIsNotNotFound) {
+  DocumentRoot root(root_.path());
+  DocumentRoot::Refusal present = DocumentRoot::Refusal::kNotFound;
+  DocumentRoot::Refusal missing = DocumentRoot::Refusal::kOutOfResources;
+  bool opened = true;
+  bool limited = false;
+  {
+    ::dpquic::testing::NoFreeDescriptors no_descriptors;
+    limited = no_descriptors.ok();
+    opened = root.open("/file.bin", &present).has_value();
+    (void)root.open("/missing", &missing);
+  }
+  ASSERT_TRUE(limited);
+  EXPECT_FALSE(opened);
+  EXPECT_EQ(present, DocumentRoot::Refusal::kOutOfResources);  // there, but no descriptor
+  EXPECT_EQ(missing, DocumentRoot::Refusal::kNotFound);
+  DocumentRoot::Refusal after = DocumentRoot::Refusal::kOutOfResources;
+  EXPECT_FALSE(root.open("/missing", &after));
+  EXPECT_EQ(after, DocumentRoot::Refusal::kNotFound);
+  EXPECT_TRUE(root.open("/file.bin"));
 }
 
 TEST(DocumentRootConstructionTest, ThrowsForMissingOrNonDirectoryRoot) {

@@ -1,7 +1,8 @@
 // H3Server serving a document root end to end: a 3 MB random file byte for
 // byte (also through a pool far smaller than the file), traversal and
 // symlinks pointing outside refused, a symlink inside allowed, "/" mapped to
-// index.html.
+// index.html; a file that exists but cannot be opened for want of
+// descriptors is a 503, not a 404.
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -16,6 +17,7 @@
 #include <vector>
 
 #include "tests/dataplane/app/h3_test_pair.h"
+#include "tests/util/descriptor_limit.h"
 #include "tests/util/temp_dir.h"
 
 namespace dpquic::dataplane::testing {
@@ -106,6 +108,33 @@ TEST_F(H3FileTest, ServesFilesByteExactAndRefusesEscapes) {
     EXPECT_EQ(response.status, 404) << refused[i];
     EXPECT_TRUE(response.body.empty()) << refused[i];
   }
+}
+
+TEST_F(H3FileTest, NoDescriptorLeftIsA503AndTheNextRequestIsServed) {
+  H3Pair h3(config());
+  const auto handle = h3.connect();
+  ResponseRecorder recorder(/*keep_bodies=*/true);
+  const uint64_t starved = h3.get(handle, "/index.html", recorder);
+  const uint64_t missing = h3.get(handle, "/missing.bin", recorder);
+  bool limited = false;
+  bool completed = false;
+  {
+    ::dpquic::testing::NoFreeDescriptors no_descriptors;
+    limited = no_descriptors.ok();
+    completed = h3.run_until_completed(recorder, 2);
+  }
+  ASSERT_TRUE(limited);
+  ASSERT_TRUE(completed);
+  EXPECT_EQ(recorder[starved].outcome.result, H3Result::kOk);
+  EXPECT_EQ(recorder[starved].status, 503);
+  EXPECT_TRUE(recorder[starved].body.empty());
+  EXPECT_EQ(recorder[missing].status, 404);
+  EXPECT_EQ(h3.server.stats().responses_5xx, 1u);
+
+  const uint64_t served = h3.get(handle, "/index.html", recorder);
+  ASSERT_TRUE(h3.run_until_completed(recorder, 3));
+  EXPECT_EQ(recorder[served].status, 200);
+  EXPECT_EQ(recorder[served].body, text("<html>hi</html>"));
 }
 
 TEST_F(H3FileTest, SyntheticPathsStillWorkWithARoot) {
