@@ -177,20 +177,32 @@ void QlogWriter::write_packet_header(PacketType type, uint64_t packet_number) {
   json_.end_object();
 }
 
+bool QlogWriter::open_file(const conn::TracedStart& start) {
+  std::string stem = dir_;
+  if (!stem.empty() && stem.back() != '/') stem.push_back('/');
+  JsonWriter::append_hex(stem, start.original_dcid.span());
+  stem += is_server_ ? "_server" : "_client";
+  // Created exclusively: another connection with the same original DCID (a
+  // client may choose any), in this run or an earlier one, keeps its file;
+  // this one takes the next free _N suffix.
+  for (uint32_t attempt = 1; attempt <= kMaxNameAttempts; ++attempt) {
+    path_ = stem;
+    if (attempt > 1) path_ += "_" + std::to_string(attempt);
+    path_ += ".sqlog";
+    file_ = std::fopen(path_.c_str(), "wx");
+    if (file_ != nullptr) return true;
+    if (errno != EEXIST) break;
+  }
+  fail_once("open", errno);
+  return false;
+}
+
 void QlogWriter::on_connection_started(Instant now, const conn::TracedStart& start) {
   if (started_) return;
   started_ = true;
   start_time_ = now;
   is_server_ = start.role == wire::Role::kServer;
-  path_ = dir_;
-  if (!path_.empty() && path_.back() != '/') path_.push_back('/');
-  JsonWriter::append_hex(path_, start.original_dcid.span());
-  path_ += is_server_ ? "_server.sqlog" : "_client.sqlog";
-  file_ = std::fopen(path_.c_str(), "w");
-  if (file_ == nullptr) {
-    fail_once("open", errno);
-    return;
-  }
+  if (!open_file(start)) return;
   buffer_ = std::make_unique<char[]>(kBufferSize);
   std::setvbuf(file_, buffer_.get(), _IOFBF, kBufferSize);
   write_header(start);

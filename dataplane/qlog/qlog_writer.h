@@ -1,7 +1,8 @@
 #pragma once
 // qlog output (`dataplane --qlog-dir=DIR`): one file per connection,
-// DIR/<odcid-hex>_<server|client>.sqlog, in the JSON-SEQ serialization of
-// qlog 0.3 (RFC 7464 records: 0x1E, one JSON text, LF), with the QUIC event
+// DIR/<odcid-hex>_<server|client>.sqlog (never overwritten: a second
+// connection with the same original DCID gets _2, _3 ... before .sqlog), in the JSON-SEQ
+// serialization of qlog 0.3 (RFC 7464 records: 0x1E, one JSON text, LF), with the QUIC event
 // definitions of draft-ietf-quic-qlog-quic-events. The first record is the
 // header (qlog_version, qlog_format, the trace's vantage point and common
 // fields); each further record one event {time, name, data}, time in
@@ -74,6 +75,10 @@ class QlogWriter final : public conn::ConnectionTracer {
   void on_connection_closed(Instant now, const conn::TracedClose& close) override;
 
  private:
+  // Names tried for one connection before giving up (see open_file).
+  static constexpr uint32_t kMaxNameAttempts = 1000;
+  // Creates the connection's file (path_, file_); false (reported) if none.
+  bool open_file(const conn::TracedStart& start);
   // Frames of a packet built but not yet reported sent (see
   // connection_trace.h), as JSON in staged_.
   struct StagedPacket {

@@ -256,6 +256,35 @@ TEST(QlogWriterTest, ParametersSetNamesOwnerAndValues) {
   EXPECT_EQ(received["frames"].items[0]["ack_delay"].text, "0.032");
 }
 
+TEST(QlogWriterTest, SameOriginalDcidNeverOverwritesAnotherConnectionsFile) {
+  const std::string dir = temp_dir();
+  QlogWriter first(dir, 0.0);
+  first.on_connection_started(0, start_of(wire::Role::kServer));
+  first.on_packet_lost(1, wire::PacketType::kOneRtt, 7);
+  first.flush();
+  const std::string first_text = read_file(dir + "/deadbeef_server.sqlog");
+  ASSERT_FALSE(first_text.empty());
+  {
+    QlogWriter second(dir, 0.0);
+    second.on_connection_started(0, start_of(wire::Role::kServer));
+    EXPECT_EQ(second.path(), dir + "/deadbeef_server_2.sqlog");
+    QlogWriter third(dir, 0.0);
+    third.on_connection_started(0, start_of(wire::Role::kServer));
+    EXPECT_EQ(third.path(), dir + "/deadbeef_server_3.sqlog");
+    EXPECT_TRUE(second.is_open());
+    EXPECT_TRUE(third.is_open());
+    EXPECT_FALSE(third.failed());
+  }
+  EXPECT_EQ(first.path(), dir + "/deadbeef_server.sqlog");
+  EXPECT_EQ(read_file(dir + "/deadbeef_server.sqlog"), first_text);
+  EXPECT_EQ(parse_records(read_file(dir + "/deadbeef_server_2.sqlog")).size(),
+            parse_records(read_file(dir + "/deadbeef_server_3.sqlog")).size());
+  // The client's file of the same ODCID is a name of its own.
+  QlogWriter client(dir, 0.0);
+  client.on_connection_started(0, start_of(wire::Role::kClient));
+  EXPECT_EQ(client.path(), dir + "/deadbeef_client.sqlog");
+}
+
 TEST(QlogFactoryTest, RejectsWhatIsNotAWritableDirectory) {
   const std::string dir = temp_dir();
   EXPECT_THROW(QlogFactory(dir + "/missing"), std::runtime_error);
