@@ -381,7 +381,8 @@ SendOutcome UdpSocket::send(const conn::PathAddresses& path, const transmit::Bur
     return {0, EAFNOSUPPORT};
   }
   to_sockaddr(path.remote, s.destination, s.destination_length);
-  const bool train = gso_ && is_gso_train(burst, datagrams, count);
+  ++sends_;
+  const bool train = gso_enabled() && is_gso_train(burst, datagrams, count);
   build_send_control(path, burst.ecn, train ? burst.segment_size : 0);
   return train ? send_train(burst, datagrams, count) : send_each(burst, datagrams, 0, count);
 }
@@ -414,9 +415,14 @@ SendOutcome UdpSocket::send_train(const transmit::BurstDescriptor& burst,
     if (result < 0) {
       const int error = errno;
       if (segments > 1 && (error == EIO || error == EINVAL)) {
-        // The device or route cannot segment (no checksum offload, or
-        // xfrm): send datagram by datagram from now on.
-        gso_ = false;
+        if (error == EIO) {
+          // The device or route cannot segment (no checksum offload, or
+          // xfrm): datagram by datagram from now on.
+          gso_ = false;
+        } else {
+          gso_pause_ = gso_pause_ == 0 ? kFirstGsoPause : std::min(gso_pause_ * 2, kMaxGsoPause);
+          gso_paused_until_ = sends_ + gso_pause_;
+        }
         ++stats_.gso_fallbacks;
         return send_each(burst, datagrams, sent, count);
       }
@@ -427,6 +433,7 @@ SendOutcome UdpSocket::send_train(const transmit::BurstDescriptor& burst,
       }
       return {sent, error};
     }
+    if (segments > 1) gso_pause_ = 0;  // a train went through: the backoff starts over
     sent += segments;
     stats_.datagrams_sent += segments;
     stats_.bytes_sent += bytes;

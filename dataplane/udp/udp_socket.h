@@ -26,7 +26,8 @@ struct UdpSocketOptions {
   bool reuse_port = true;
   // Receive GRO super-datagrams (UDP_GRO); silently off if unsupported.
   bool gro = true;
-  // Send GSO trains with UDP_SEGMENT; off for good if the kernel refuses.
+  // Send GSO trains with UDP_SEGMENT; paused or ended if the kernel refuses
+  // (see UdpSocket::gso_enabled).
   bool gso = true;
   int receive_buffer_bytes = 8 << 20;
   int send_buffer_bytes = 8 << 20;
@@ -57,7 +58,7 @@ struct UdpSocketStats {
   uint64_t datagrams_sent = 0;
   uint64_t bytes_sent = 0;
   uint64_t send_calls = 0;         // sendmsg + sendmmsg system calls
-  uint64_t gso_fallbacks = 0;      // trains the kernel refused GSO for
+  uint64_t gso_fallbacks = 0;      // trains the kernel refused GSO for (sent one by one)
   uint64_t send_errors = 0;        // failed sends other than EAGAIN
   uint64_t receive_truncated = 0;  // messages dropped for MSG_TRUNC
   uint64_t send_would_block = 0;   // sends stopped by EAGAIN
@@ -87,8 +88,18 @@ class UdpSocket {
   // requested one was 0).
   const conn::SocketAddress& local() const { return local_; }
   bool gro_enabled() const { return gro_; }
-  bool gso_enabled() const { return gso_; }
-  void set_gso(bool enabled) { gso_ = enabled; }
+  // Whether the next train goes out with GSO: configured on, not ended by
+  // EIO, and not paused after an EINVAL (see gso_pause_).
+  bool gso_enabled() const { return gso_ && sends_ >= gso_paused_until_; }
+  void set_gso(bool enabled) {
+    gso_ = enabled;
+    gso_paused_until_ = 0;
+    gso_pause_ = 0;
+  }
+  // Backoff after an EINVAL to a GSO train, in sends: the first pause, and
+  // the longest the doubling reaches.
+  static constexpr uint64_t kFirstGsoPause = 64;
+  static constexpr uint64_t kMaxGsoPause = 65536;
   // Buffer sizes the kernel granted (it reports twice the usable size).
   int receive_buffer_bytes() const { return receive_buffer_bytes_; }
   int send_buffer_bytes() const { return send_buffer_bytes_; }
@@ -143,6 +154,15 @@ class UdpSocket {
   bool ipv6_ = false;
   bool gro_ = false;
   bool gso_ = false;
+  // EINVAL to a train says the socket (SO_NO_CHECK) or the route (a segment
+  // above its MTU, for one peer) refuses it, not that the device cannot
+  // segment (EIO, which ends GSO for good): GSO pauses for gso_pause_ sends,
+  // doubling with each refusal until a train goes through, so one peer's
+  // route does not cost every peer GSO for the socket's life, and a socket
+  // that always refuses costs one failed call now and then.
+  uint64_t sends_ = 0;
+  uint64_t gso_paused_until_ = 0;
+  uint64_t gso_pause_ = 0;
   int receive_buffer_bytes_ = 0;
   int send_buffer_bytes_ = 0;
   std::unique_ptr<Storage> storage_;

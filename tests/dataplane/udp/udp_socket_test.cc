@@ -99,13 +99,15 @@ TEST(UdpSocketTest, GsoOffSendsOneMessagePerDatagram) {
   EXPECT_EQ(receiver.stats().gro_batches, 1u);
 }
 
-// A kernel that refuses UDP_SEGMENT (here: SO_NO_CHECK makes GSO sends fail
-// with EINVAL) turns GSO off for the socket; the train still goes out, with
-// sendmmsg, and later trains skip the failing attempt.
-TEST(UdpSocketTest, RefusedGsoFallsBackToSendmmsgForGood) {
+// A kernel that refuses a GSO train with EINVAL (here SO_NO_CHECK; a route
+// whose MTU is below the segment size does the same) pauses GSO for the
+// socket; the train still goes out, with sendmmsg. GSO is tried again after
+// kFirstGsoPause sends, the pause doubling with each refusal in a row and
+// starting over once a train goes through.
+TEST(UdpSocketTest, RefusedGsoPausesWithBackoffAndResumes) {
   UdpSocket sender(options_for(loopback_v4()));
   UdpSocket receiver(options_for(loopback_v4()));
-  const int no_check = 1;
+  int no_check = 1;
   ASSERT_EQ(setsockopt(sender.fd(), SOL_SOCKET, SO_NO_CHECK, &no_check, sizeof(no_check)), 0);
   TestBurst burst(kTrain, 1200, 14);
   const PathAddresses path{sender.local(), receiver.local()};
@@ -119,10 +121,44 @@ TEST(UdpSocketTest, RefusedGsoFallsBackToSendmmsgForGood) {
   EXPECT_EQ(sender.stats().datagrams_sent, 5u);
   expect_burst(receive_count(receiver, 5), burst, 5, {receiver.local(), sender.local()});
 
+  // Sends until the given number of refusals, each train received whole;
+  // returns the sends that took.
+  const auto sends_until_refusals = [&](uint64_t refusals) {
+    uint64_t sends = 0;
+    while (sender.stats().gso_fallbacks < refusals && sends < 4 * UdpSocket::kMaxGsoPause) {
+      EXPECT_EQ(sender.send(path, burst.descriptor(), burst.datagrams()).datagrams_sent, 5u);
+      ++sends;
+      expect_burst(receive_count(receiver, 5), burst, 5, {receiver.local(), sender.local()});
+    }
+    return sends;
+  };
+  // Paused: one sendmmsg per train, no refused attempt, for 63 more sends.
   EXPECT_EQ(sender.send(path, burst.descriptor(), burst.datagrams()).datagrams_sent, 5u);
   EXPECT_EQ(sender.stats().send_calls, 3u);
-  EXPECT_EQ(sender.stats().gso_fallbacks, 1u);
   expect_burst(receive_count(receiver, 5), burst, 5, {receiver.local(), sender.local()});
+  EXPECT_EQ(sends_until_refusals(2), UdpSocket::kFirstGsoPause - 1);
+  EXPECT_EQ(sends_until_refusals(3), 2 * UdpSocket::kFirstGsoPause);  // doubled
+
+  // The socket accepts GSO again: after the pause a train goes through as
+  // one sendmsg, and the next refusal pauses for the first length again.
+  no_check = 0;
+  ASSERT_EQ(setsockopt(sender.fd(), SOL_SOCKET, SO_NO_CHECK, &no_check, sizeof(no_check)), 0);
+  for (uint64_t i = 0; i < 4 * UdpSocket::kFirstGsoPause && !sender.gso_enabled(); ++i) {
+    EXPECT_EQ(sender.send(path, burst.descriptor(), burst.datagrams()).datagrams_sent, 5u);
+    expect_burst(receive_count(receiver, 5), burst, 5, {receiver.local(), sender.local()});
+  }
+  ASSERT_TRUE(sender.gso_enabled());
+  const uint64_t calls = sender.stats().send_calls;
+  const uint64_t batches = receiver.stats().gro_batches;
+  EXPECT_EQ(sender.send(path, burst.descriptor(), burst.datagrams()).datagrams_sent, 5u);
+  EXPECT_EQ(sender.stats().send_calls, calls + 1);
+  expect_burst(receive_count(receiver, 5), burst, 5, {receiver.local(), sender.local()});
+  EXPECT_EQ(receiver.stats().gro_batches, batches + 1);  // it arrived as one GSO train
+  no_check = 1;
+  ASSERT_EQ(setsockopt(sender.fd(), SOL_SOCKET, SO_NO_CHECK, &no_check, sizeof(no_check)), 0);
+  EXPECT_EQ(sends_until_refusals(4), 1u);
+  EXPECT_EQ(sends_until_refusals(5), UdpSocket::kFirstGsoPause);
+  EXPECT_EQ(sender.stats().send_errors, 0u);
   EXPECT_EQ(count_stragglers(receiver), 0u);
 }
 
