@@ -154,8 +154,9 @@ class UdpSocket {
   bool ipv6_ = false;
   bool gro_ = false;
   bool gso_ = false;
-  // EINVAL to a train says the socket (SO_NO_CHECK) or the route (a segment
-  // above its MTU, for one peer) refuses it, not that the device cannot
+  // EINVAL to a train says the socket (SO_NO_CHECK) or, on older kernels, the
+  // route (a segment above its MTU, for one peer; newer kernels say
+  // EMSGSIZE) refuses it, not that the device cannot
   // segment (EIO, which ends GSO for good): GSO pauses for gso_pause_ sends,
   // doubling with each refusal until a train goes through, so one peer's
   // route does not cost every peer GSO for the socket's life, and a socket

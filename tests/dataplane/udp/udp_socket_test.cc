@@ -99,8 +99,8 @@ TEST(UdpSocketTest, GsoOffSendsOneMessagePerDatagram) {
   EXPECT_EQ(receiver.stats().gro_batches, 1u);
 }
 
-// A kernel that refuses a GSO train with EINVAL (here SO_NO_CHECK; a route
-// whose MTU is below the segment size does the same) pauses GSO for the
+// A kernel that refuses a GSO train with EINVAL (here SO_NO_CHECK; older
+// kernels also for a route whose MTU is below the segment size) pauses GSO for the
 // socket; the train still goes out, with sendmmsg. GSO is tried again after
 // kFirstGsoPause sends, the pause doubling with each refusal in a row and
 // starting over once a train goes through.
