@@ -154,13 +154,13 @@ class UdpSocket {
   bool ipv6_ = false;
   bool gro_ = false;
   bool gso_ = false;
-  // EINVAL to a train says the socket (SO_NO_CHECK) or, on older kernels, the
-  // route (a segment above its MTU, for one peer; newer kernels say
-  // EMSGSIZE) refuses it, not that the device cannot
-  // segment (EIO, which ends GSO for good): GSO pauses for gso_pause_ sends,
-  // doubling with each refusal until a train goes through, so one peer's
-  // route does not cost every peer GSO for the socket's life, and a socket
-  // that always refuses costs one failed call now and then.
+  // EINVAL to a train says the socket (SO_NO_CHECK) or, on older kernels,
+  // the route (a segment above its MTU, for one peer; newer kernels say
+  // EMSGSIZE) refuses it, not that the device cannot segment (EIO, which
+  // ends GSO for good): GSO pauses for gso_pause_ sends, doubling with each
+  // refusal until a train goes through, so one peer's route does not cost
+  // every peer GSO for the socket's life, and a socket that always refuses
+  // costs one failed call now and then.
   uint64_t sends_ = 0;
   uint64_t gso_paused_until_ = 0;
   uint64_t gso_pause_ = 0;
