@@ -17,6 +17,7 @@ import datetime
 import json
 import os
 import platform
+import shutil
 import signal
 import socket
 import statistics
@@ -251,6 +252,13 @@ class BackgroundProcess:
     def __exit__(self, *exc):
         self.stop()
         return False
+
+
+def taskset(cpu, cmd):
+    """`cmd` pinned to CPU `cpu` with taskset (as is when taskset is absent)."""
+    if shutil.which("taskset") is None:
+        return cmd
+    return ["taskset", "-c", str(cpu)] + cmd
 
 
 def free_udp_port(host="127.0.0.1"):

@@ -14,6 +14,7 @@ import signal
 import time
 
 import bench_common
+from bench_common import taskset  # noqa: F401 (the sections import it from here)
 
 WORKSPACE_NAME = "dpquic"
 
@@ -214,13 +215,6 @@ def start_server(cmd, log_path, ready_text=None, env=None, settle=0.5):
         raise ServerError("%s did not start: %s" % (os.path.basename(str(cmd[0])),
                                                     server.log_text().strip()[-300:]))
     return server
-
-
-def taskset(cpu, cmd):
-    """`cmd` pinned to CPU `cpu` with taskset (as is when taskset is absent)."""
-    if shutil.which("taskset") is None:
-        return cmd
-    return ["taskset", "-c", str(cpu)] + cmd
 
 
 def preload_env(preload, report_path, dump_signal=None):

@@ -98,8 +98,9 @@ def fill_goodput(ctx, section, result, stats, skipped, size):
     section.table(["config", "median Gbps", "min", "max", "runs", "ratio vs ngtcp2"], rows,
                   align="lrrrrr")
     section.note("%d bytes per download (GET /%d over h3), one connection, configs alternating "
-                 "run by run; goodput = bytes * 8 / the client's wall time (handshake "
-                 "included)." % (size, size))
+                 "run by run, every server on CPU %d and every client on CPU %d (taskset); "
+                 "goodput = bytes * 8 / the client's wall time (handshake included)." % (
+                     size, size, loopback_goodput.SERVER_CPU, loopback_goodput.CLIENT_CPU))
     if base is None:
         section.note("No ngtcp2 baseline: ratios are not available.")
     else:
