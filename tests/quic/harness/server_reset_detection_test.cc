@@ -21,6 +21,22 @@ endpoint::ConnectionHandle server_handle(QuicPair& pair, const conn::Connection*
   return pair.options.server.max_connections;
 }
 
+// The client's state is gone and the server sends on a new stream: its
+// packets draw stateless resets, which must close `server`.
+void expect_reset_after_client_restart(QuicPair& pair, transmit::ChunkPool& pool,
+                                       conn::Connection* server) {
+  pair.restart_client();
+  const auto stream = server->open_stream(conn::StreamDirection::kUnidirectional);
+  ASSERT_TRUE(stream.has_value());
+  std::vector<uint8_t> bytes(500, 1);
+  ASSERT_EQ(server->send(*stream, pool.copy_from(bytes), false), conn::SendResult::kOk);
+  pair.server->wake(server_handle(pair, server));
+  ASSERT_TRUE(pair.run_until([&] { return server->state() == conn::ConnectionState::kDraining; },
+                             10 * kSecond));
+  EXPECT_EQ(server->close_reason(), conn::CloseReason::kStatelessReset);
+  EXPECT_GT(pair.client->stats().stateless_resets_sent, 0u);
+}
+
 TEST(ServerResetDetectionTest, ServerClosesOnItsClientsStatelessReset) {
   transmit::ChunkPool pool(1024, 4);  // outlives the connections holding its chunks
   QuicPair pair;
@@ -43,17 +59,7 @@ TEST(ServerResetDetectionTest, ServerClosesOnItsClientsStatelessReset) {
   ASSERT_NE(server, nullptr);
   ASSERT_EQ(server->active_path().remote, second);
 
-  // The client's state is gone; the server sends on a new stream.
-  pair.restart_client();
-  const auto stream = server->open_stream(conn::StreamDirection::kUnidirectional);
-  ASSERT_TRUE(stream.has_value());
-  std::vector<uint8_t> bytes(500, 1);
-  ASSERT_EQ(server->send(*stream, pool.copy_from(bytes), false), conn::SendResult::kOk);
-  pair.server->wake(server_handle(pair, server));
-  ASSERT_TRUE(pair.run_until([&] { return server->state() == conn::ConnectionState::kDraining; },
-                             10 * kSecond));
-  EXPECT_EQ(server->close_reason(), conn::CloseReason::kStatelessReset);
-  EXPECT_GT(pair.client->stats().stateless_resets_sent, 0u);
+  expect_reset_after_client_restart(pair, pool, server);
 }
 
 TEST(ServerResetDetectionTest, TheAddressEntryPassesOnWhenItsHolderIsGone) {
@@ -95,17 +101,9 @@ TEST(ServerResetDetectionTest, TheAddressEntryPassesOnWhenItsHolderIsGone) {
   conn::Connection* remaining = pair.server_connection();
   ASSERT_NE(remaining, nullptr);
 
-  // The client loses its state; the remaining connection's packets draw
-  // resets, which the server can only match through the address entry.
-  pair.restart_client();
-  const auto stream = remaining->open_stream(conn::StreamDirection::kUnidirectional);
-  ASSERT_TRUE(stream.has_value());
-  std::vector<uint8_t> bytes(500, 1);
-  ASSERT_EQ(remaining->send(*stream, pool.copy_from(bytes), false), conn::SendResult::kOk);
-  pair.server->wake(server_handle(pair, remaining));
-  ASSERT_TRUE(pair.run_until([&] { return remaining->state() == conn::ConnectionState::kDraining; },
-                             10 * kSecond));
-  EXPECT_EQ(remaining->close_reason(), conn::CloseReason::kStatelessReset);
+  // The remaining connection's resets can only be matched through the
+  // address entry.
+  expect_reset_after_client_restart(pair, pool, remaining);
 }
 
 }  // namespace
