@@ -1,9 +1,10 @@
 #pragma once
 // qlog output (`dataplane --qlog-dir=DIR`): one file per connection,
 // DIR/<odcid-hex>_<server|client>.sqlog (never overwritten: a second
-// connection with the same original DCID gets _2, _3 ... before .sqlog), in the JSON-SEQ
-// serialization of qlog 0.3 (RFC 7464 records: 0x1E, one JSON text, LF), with the QUIC event
-// definitions of draft-ietf-quic-qlog-quic-events. The first record is the
+// connection with the same original DCID gets _2, _3 ... before .sqlog), in
+// the JSON-SEQ serialization of qlog 0.3 (RFC 7464 records: 0x1E, one JSON
+// text, LF), with the QUIC event definitions of
+// draft-ietf-quic-qlog-quic-events. The first record is the
 // header (qlog_version, qlog_format, the trace's vantage point and common
 // fields); each further record one event {time, name, data}, time in
 // milliseconds relative to common_fields.reference_time. qvis loads it.
