@@ -69,10 +69,12 @@ void Connection::set_active_path(uint32_t id) {
   active_path_ = id;
   PathState& path = paths_.path(id);
   if (moved) {
-    // A new path's MTU is unknown: back to the base (RFC 8899 §5.2).
-    path_mtu_.reset(path_mtu_.base(), path.addresses.remote.family == AddressFamily::kIpv6
-                                          ? PathMtu::kIpv6Overhead
-                                          : PathMtu::kIpv4Overhead);
+    // A new path's MTU is unknown: back to the base (RFC 8899 §5.2). What
+    // the old path's packets still in flight meet says nothing about it.
+    path_mtu_.reset(path_mtu_.base(),
+                    path.addresses.remote.family == AddressFamily::kIpv6 ? PathMtu::kIpv6Overhead
+                                                                         : PathMtu::kIpv4Overhead,
+                    space(wire::PacketNumberSpace::kApplication).next_packet_number);
   }
   path.in_use = true;
   if (path.has_peer_cid) (void)peer_cids_.set_active(path.peer_cid_sequence);

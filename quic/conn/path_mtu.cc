@@ -4,9 +4,10 @@
 
 namespace dpquic::conn {
 
-void PathMtu::reset(size_t base, size_t ip_overhead) {
+void PathMtu::reset(size_t base, size_t ip_overhead, uint64_t first_packet_number) {
   const size_t ceiling = ceiling_;
   *this = PathMtu();
+  first_packet_number_ = first_packet_number;
   base_ = base;
   plpmtu_ = base;
   ip_overhead_ = ip_overhead;
@@ -58,6 +59,7 @@ void PathMtu::on_probe_sent(Instant now, uint64_t packet_number, size_t size,
 }
 
 void PathMtu::on_packet_acked(uint64_t packet_number, size_t size) {
+  if (packet_number < first_packet_number_) return;
   if (probe_size_ != 0 && packet_number == probe_packet_number_) {
     // RFC 8899 §4.2: only an acknowledged probe confirms a larger size.
     plpmtu_ = std::max(plpmtu_, probe_size_);
@@ -75,6 +77,7 @@ void PathMtu::on_packet_acked(uint64_t packet_number, size_t size) {
 }
 
 void PathMtu::on_packet_lost(Instant now, uint64_t packet_number, size_t size) {
+  if (packet_number < first_packet_number_) return;
   if (probe_size_ != 0 && packet_number == probe_packet_number_) {
     probe_failed(now);
     return;

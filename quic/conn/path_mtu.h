@@ -67,7 +67,10 @@ class PathMtu {
 
   // A new path (or the first one): back to `base`, searching from scratch.
   // `ip_overhead`: kIpv4Overhead or kIpv6Overhead for the path's family.
-  void reset(size_t base, size_t ip_overhead);
+  // `first_packet_number`: the first 1-RTT packet number sent on the new
+  // path; acknowledgments and losses of earlier packets (the old path's, still
+  // arriving) say nothing about this one and are ignored.
+  void reset(size_t base, size_t ip_overhead, uint64_t first_packet_number = 0);
   // The most the path may be probed to; may change at any time (peer
   // parameters arrive, the lent buffers change). Below the current PLPMTU
   // it also lowers the PLPMTU (never below the base).
@@ -94,7 +97,8 @@ class PathMtu {
   // Any acknowledged packet of this path (the probe included): a probe
   // acknowledged raises the PLPMTU; a packet larger than the base shows
   // large packets get through (ends black-hole suspicion); any packet
-  // confirms the base after a fallback.
+  // confirms the base after a fallback. Packets numbered below the path's
+  // first (see reset) are ignored, here and in on_packet_lost.
   void on_packet_acked(uint64_t packet_number, size_t size);
   // A packet of this path declared lost by loss detection. `now` groups
   // losses into rounds (one ACK frame or timeout declares a round).
@@ -119,6 +123,7 @@ class PathMtu {
 
   size_t base_ = 1452;
   size_t ceiling_ = 0;
+  uint64_t first_packet_number_ = 0;  // the path's first (see reset)
   size_t ip_overhead_ = kIpv4Overhead;
   size_t plpmtu_ = 1452;
   // Sizes at or above this failed (0: none); forgotten at raise_at_.

@@ -236,5 +236,43 @@ TEST_F(PathMtuTest, NewPathStartsAtTheBase) {
   EXPECT_EQ(send_probe(), 1472u);
 }
 
+// After a migration the old path's packets still in flight are acknowledged
+// or lost late: neither counts for the new path. Losses of its own large
+// packets still do.
+TEST_F(PathMtuTest, TheOldPathsPacketsSayNothingAboutTheNewOne) {
+  for (int i = 0; i < 5; ++i) {
+    send_probe();
+    ack_probe();
+  }
+  ASSERT_EQ(mtu_.current(), 8972u);
+  const uint64_t first_on_new_path = pn_ + 100;
+  mtu_.reset(kBase, PathMtu::kIpv4Overhead, first_on_new_path);
+  mtu_.set_ceiling(16383);
+  pn_ = first_on_new_path;
+  send_probe();
+  ack_probe();  // 1472 on the new path
+  ASSERT_EQ(mtu_.current(), 1472u);
+  // Rounds of old-path losses, large ones: no black hole.
+  for (uint64_t round = 0; round < 5; ++round) {
+    now_ += kMillisecond;
+    mtu_.on_packet_lost(now_, 10 + round, 8972);
+  }
+  EXPECT_EQ(mtu_.current(), 1472u);
+  EXPECT_EQ(mtu_.black_holes(), 0u);
+  // The same from the new path's own packets is one.
+  for (uint64_t round = 0; round < 3; ++round) {
+    now_ += kMillisecond;
+    mtu_.on_packet_lost(now_, pn_ + 10 + round, 1472);
+  }
+  EXPECT_EQ(mtu_.current(), kBase);
+  EXPECT_EQ(mtu_.black_holes(), 1u);
+  // After the fallback no probe goes out until a packet of this path is
+  // acknowledged at the base: a late ACK of an old-path packet is not one.
+  mtu_.on_packet_acked(20, kBase);
+  EXPECT_EQ(mtu_.probe_due(now_), 0u);
+  mtu_.on_packet_acked(pn_ + 20, kBase);
+  EXPECT_NE(mtu_.probe_due(now_), 0u);
+}
+
 }  // namespace
 }  // namespace dpquic::conn
