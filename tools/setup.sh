@@ -26,6 +26,11 @@ packages=(
   iproute2 iputils-ping dpdk-dev
   # Benchmark charts (tools/bench/charts.py).
   gnuplot-nox
+  # The HTTP/3 file server's MIME map (/etc/mime.types).
+  media-types
+  # The browser test: headless Chromium driven over the DevTools protocol
+  # (python3-websocket), its certificate's SPKI hash from openssl.
+  chromium python3-websocket openssl
 )
 
 if [[ $# -gt 0 ]]; then
