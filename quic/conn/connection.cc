@@ -75,6 +75,8 @@ void Connection::init_common(Instant now, const PathAddresses& path) {
   idle_timeout_ = config_.transport.max_idle_timeout_ms * kMillisecond;
   handshake_deadline_ = now + config_.handshake_timeout;
   reset_idle_timer(now);
+  push_stream_limit_event(StreamDirection::kBidirectional);
+  push_stream_limit_event(StreamDirection::kUnidirectional);
 }
 
 bool Connection::start_client(Instant now, const PathAddresses& path, std::string_view server_name,
@@ -272,10 +274,11 @@ void Connection::on_zero_rtt_rejected(Instant now) {
     stream_index_.erase(slot->id);
     slot->send.reset();
     slot->receive.reset();
-    slot->in_send_queue = false;
+    slot->in_control_queue = false;
     free_stream_slots_.push_back(slot->slot);
   }
-  while (!send_queue_.empty()) send_queue_.pop();
+  send_queue_.clear();
+  while (!control_queue_.empty()) control_queue_.pop();
   stream_count_ = 0;
   stream_limits_ = StreamLimits(role_, config_.transport.initial_max_streams_bidi,
                                 config_.transport.initial_max_streams_uni);

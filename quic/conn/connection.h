@@ -47,6 +47,7 @@
 #include "quic/conn/socket_address.h"
 #include "quic/conn/stream_id.h"
 #include "quic/conn/stream_limits.h"
+#include "quic/conn/stream_scheduler.h"
 #include "quic/conn/transport_error.h"
 #include "quic/recovery/ack_tracker.h"
 #include "quic/recovery/congestion_controller.h"
@@ -80,6 +81,10 @@ enum class ConnectionEventType : uint8_t {
   // Client: the server refused 0-RTT; every stream opened so far is gone
   // (RFC 9001 §4.6.2) and requests must be sent again.
   kZeroRttRejected,
+  // We allow the peer more streams: `limit` is the cumulative number of
+  // streams of `direction` it may open, our transport parameter at first
+  // (reported once at start) and then each larger MAX_STREAMS we send.
+  kPeerStreamLimit,
   kClosed,  // the connection is gone; error_code/reason say why
 };
 
@@ -98,6 +103,8 @@ struct ConnectionEvent {
   ConnectionEventType type = ConnectionEventType::kEstablished;
   uint64_t stream_id = 0;
   uint64_t error_code = 0;
+  uint64_t limit = 0;                                           // kPeerStreamLimit
+  StreamDirection direction = StreamDirection::kBidirectional;  // kPeerStreamLimit
   CloseReason close_reason = CloseReason::kNone;
   bool application_error = false;
 };
@@ -178,6 +185,9 @@ class Connection final : public transmit::TransmitSource,
   bool reset_stream(uint64_t stream_id, uint64_t error_code);
   bool stop_sending(uint64_t stream_id, uint64_t error_code);
   uint64_t stream_writable_bytes(uint64_t stream_id) const;
+  // Where the stream's data goes in the send order (stream_scheduler.h);
+  // false if there is no such stream with a sending part.
+  bool set_stream_priority(uint64_t stream_id, const StreamPriority& priority);
   // Immediate close (RFC 9000 §10.2): CONNECTION_CLOSE, then closing state.
   void close(Instant now, uint64_t error_code, bool application, const char* reason);
   // RFC 9221: false if not negotiated, too large for a packet, or queue full.
@@ -282,6 +292,7 @@ class Connection final : public transmit::TransmitSource,
   bool follow_server_version(const wire::ParsedHeader& header);
   void push_event(const ConnectionEvent& event);
   void push_stream_event(Stream& stream, ConnectionEventType type);
+  void push_stream_limit_event(StreamDirection direction);
 
   // connection_receive.cc
   void process_packet(Instant now, uint32_t path_id, transmit::EcnCodepoint ecn,
@@ -361,7 +372,12 @@ class Connection final : public transmit::TransmitSource,
   void write_stream_frames(transmit::PacketPayloadWriter& writer,
                            transmit::PacketContents& contents);
   bool write_close_frame(crypto::EncryptionLevel level, wire::ByteWriter& writer);
+  // Queues the stream for what it owes: its data in the priority order
+  // (send_queue_), its control frames ahead of all data (control_queue_).
   void schedule_stream(Stream& stream);
+  bool stream_control_due(const Stream& stream) const;
+  void write_stream_control_frames(Stream& stream, wire::ByteWriter& frames);
+  void write_stream_data(Stream& stream, transmit::PacketPayloadWriter& writer);
   void account_consumed(Stream& stream);
 
   // connection_recovery.cc: acknowledgments, losses, timers, closing.
@@ -485,8 +501,11 @@ class Connection final : public transmit::TransmitSource,
   std::vector<std::unique_ptr<Stream>> stream_slots_;
   std::vector<uint32_t> free_stream_slots_;
   size_t stream_count_ = 0;
-  // Round-robin of streams with something to send (slot numbers).
-  SlotQueue send_queue_;
+  // Streams with data to send, in priority order, and streams owing
+  // control frames (MAX_STREAM_DATA, STOP_SENDING, RESET_STREAM,
+  // STREAM_DATA_BLOCKED), which go first whatever their priority.
+  StreamScheduler send_queue_;
+  SlotQueue control_queue_;
   bool max_data_pending_ = false;
 
   // DATAGRAM frames (RFC 9221): copied in at send and at receive.

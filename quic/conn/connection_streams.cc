@@ -48,6 +48,14 @@ void Connection::push_stream_event(Stream& stream, ConnectionEventType type) {
   push_event(event);
 }
 
+void Connection::push_stream_limit_event(StreamDirection direction) {
+  ConnectionEvent event;
+  event.type = ConnectionEventType::kPeerStreamLimit;
+  event.direction = direction;
+  event.limit = stream_limits_.advertised_max_streams(direction);
+  push_event(event);
+}
+
 bool Connection::poll_event(ConnectionEvent& event) {
   if (events_count_ == 0) return false;
   event = events_[events_head_];
@@ -84,12 +92,13 @@ Connection::Stream& Connection::create_stream(uint64_t id) {
     // Every slot may come back to the free list: room for it now, so that
     // freeing a stream never allocates.
     free_stream_slots_.reserve(stream_slots_.capacity());
+    send_queue_.reserve(stream_slots_.capacity());
   }
   if (!stream_slots_[slot]) stream_slots_[slot] = std::make_unique<Stream>();
   Stream& stream = *stream_slots_[slot];
   stream.send.reset();
   stream.receive.reset();
-  stream.in_send_queue = false;
+  stream.in_control_queue = false;
   stream.readable_event_pending = false;
   stream.write_blocked = false;
   stream.reset_reported = false;
@@ -97,6 +106,7 @@ Connection::Stream& Connection::create_stream(uint64_t id) {
   stream.consumed_counted = 0;
   stream.id = id;
   stream.slot = slot;
+  send_queue_.assign(slot, id);
   const TransportConfig& local = config_.transport;
   if (local_can_send(id, role_)) {
     const uint64_t peer_limit = is_unidirectional(id) ? peer_params_.initial_max_stream_data_uni
@@ -127,7 +137,9 @@ Connection::Stream& Connection::create_stream(uint64_t id) {
 void Connection::free_stream_if_done(Stream& stream) {
   const bool send_done = !stream.send || stream.send->finished();
   const bool receive_done = !stream.receive || stream.receive->finished();
-  if (!send_done || !receive_done || stream.in_send_queue) return;
+  if (!send_done || !receive_done || stream.in_control_queue || send_queue_.queued(stream.slot)) {
+    return;
+  }
   if (!is_local(stream.id, role_)) {
     stream_limits_.on_peer_stream_closed(is_unidirectional(stream.id)
                                              ? StreamDirection::kUnidirectional
@@ -163,10 +175,27 @@ void Connection::account_consumed(Stream& stream) {
   if (receive_window_.update_due()) max_data_pending_ = true;
 }
 
+bool Connection::stream_control_due(const Stream& stream) const {
+  if (stream.send && stream.send->control_due()) return true;
+  return stream.receive &&
+         (stream.receive->window().update_due() || stream.receive->stop_sending_due());
+}
+
 void Connection::schedule_stream(Stream& stream) {
-  if (stream.in_send_queue) return;
-  stream.in_send_queue = true;
-  send_queue_.push(stream.slot);
+  if (!stream.in_control_queue && stream_control_due(stream)) {
+    stream.in_control_queue = true;
+    control_queue_.push(stream.slot);
+  }
+  if (stream.send && stream.send->data_due(send_credit_.available())) {
+    send_queue_.push(stream.slot);
+  }
+}
+
+bool Connection::set_stream_priority(uint64_t stream_id, const StreamPriority& priority) {
+  Stream* stream = find_stream(stream_id);
+  if (stream == nullptr || !stream->send) return false;
+  send_queue_.set_priority(stream->slot, priority);
+  return true;
 }
 
 SendResult Connection::send(uint64_t stream_id, transmit::Chunk chunk, bool fin) {

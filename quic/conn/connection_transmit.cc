@@ -263,7 +263,7 @@ bool Connection::level_wants_to_send(EncryptionLevel level, bool ack_eliciting_a
   }
   if (!ack_eliciting_allowed) return false;
   if (level == EncryptionLevel::kEarlyData) {
-    return !send_queue_.empty() || datagrams_out_count_ != 0;
+    return !send_queue_.empty() || !control_queue_.empty() || datagrams_out_count_ != 0;
   }
   if (tls_ != nullptr &&
       (!tls_->pending_handshake_data(level).empty() || !sp.crypto_lost.empty())) {
@@ -279,8 +279,9 @@ bool Connection::application_wants_to_send(bool ack_eliciting_allowed) const {
   if (burst_path_ != active_path_) return false;
   // Streams with data first: asked for every packet of a bulk transfer, and
   // then the rest of the checks need not run.
-  return !send_queue_.empty() || handshake_done_pending_ || new_token_pending_ ||
-         max_data_pending_ || keep_alive_pending_ || receive_window_.update_due() ||
+  return !send_queue_.empty() || !control_queue_.empty() || handshake_done_pending_ ||
+         new_token_pending_ || max_data_pending_ || keep_alive_pending_ ||
+         receive_window_.update_due() ||
          stream_limits_.max_streams_due(StreamDirection::kBidirectional) ||
          stream_limits_.max_streams_due(StreamDirection::kUnidirectional) ||
          stream_limits_.streams_blocked_due(StreamDirection::kBidirectional) ||
@@ -513,7 +514,11 @@ void Connection::write_control_frames(transmit::PacketPayloadWriter& writer,
       frame.type = bidi ? wire::FrameType::kMaxStreamsBidi : wire::FrameType::kMaxStreamsUni;
       frame.max_streams.maximum_streams = value;
       if (encode(frames, frame)) {
+        const uint64_t before = stream_limits_.advertised_max_streams(direction);
         stream_limits_.on_max_streams_sent(direction, value);
+        if (stream_limits_.advertised_max_streams(direction) > before) {
+          push_stream_limit_event(direction);
+        }
         sent_frames_.add(SentFrame{
             .offset = value,
             .type = bidi ? SentFrameType::kMaxStreamsBidi : SentFrameType::kMaxStreamsUni});
@@ -552,71 +557,85 @@ void Connection::write_control_frames(transmit::PacketPayloadWriter& writer,
 void Connection::write_stream_frames(transmit::PacketPayloadWriter& writer,
                                      transmit::PacketContents&) {
   wire::ByteWriter& frames = writer.frames();
-  // Each stream at the front gets the rest of the packet, then goes to the
-  // back of the queue if it still has data: round-robin per packet.
-  size_t visits = send_queue_.size();
+  // Control frames first, whatever the stream's priority: flow-control
+  // updates and resets must not wait behind another stream's data.
+  size_t visits = control_queue_.size();
+  while (visits-- != 0 && !control_queue_.empty() && writer.remaining() > 8) {
+    const uint32_t slot = control_queue_.front();
+    control_queue_.pop();
+    Stream* stream = stream_slots_[slot].get();
+    if (stream == nullptr) continue;
+    stream->in_control_queue = false;
+    write_stream_control_frames(*stream, frames);
+    schedule_stream(*stream);
+    free_stream_if_done(*stream);
+  }
+  // Then data in the scheduler's order: the front stream gets the rest of
+  // the packet; an incremental one then goes to the back of its level.
+  visits = send_queue_.size();
   while (visits-- != 0 && !send_queue_.empty() && writer.remaining() > 8) {
     const uint32_t slot = send_queue_.front();
     send_queue_.pop();
     Stream* stream = stream_slots_[slot].get();
-    if (stream == nullptr) continue;
-    stream->in_send_queue = false;
-    wire::Frame frame;
-    if (stream->receive) {
-      ReceiveStream& receive = *stream->receive;
-      if (receive.window().update_due()) {
-        const uint64_t limit = receive.window().next_limit();
-        frame.type = wire::FrameType::kMaxStreamData;
-        frame.max_stream_data = {stream->id, limit};
-        if (encode(frames, frame)) {
-          receive.window().on_update_sent(limit);
-          sent_frames_.add(SentFrame{
-              .stream_id = stream->id, .offset = limit, .type = SentFrameType::kMaxStreamData});
-        }
-      }
-      if (receive.stop_sending_due()) {
-        frame.type = wire::FrameType::kStopSending;
-        frame.stop_sending = {stream->id, receive.stop_sending_error()};
-        if (encode(frames, frame)) {
-          receive.on_stop_sending_sent();
-          sent_frames_.add(SentFrame{.stream_id = stream->id, .type = SentFrameType::kStopSending});
-        }
+    if (stream == nullptr || !stream->send) continue;
+    write_stream_data(*stream, writer);
+    schedule_stream(*stream);
+    free_stream_if_done(*stream);
+  }
+}
+
+void Connection::write_stream_control_frames(Stream& stream, wire::ByteWriter& frames) {
+  wire::Frame frame;
+  if (stream.receive) {
+    ReceiveStream& receive = *stream.receive;
+    if (receive.window().update_due()) {
+      const uint64_t limit = receive.window().next_limit();
+      frame.type = wire::FrameType::kMaxStreamData;
+      frame.max_stream_data = {stream.id, limit};
+      if (encode(frames, frame)) {
+        receive.window().on_update_sent(limit);
+        sent_frames_.add(SentFrame{
+            .stream_id = stream.id, .offset = limit, .type = SentFrameType::kMaxStreamData});
       }
     }
-    if (stream->send) {
-      SendStream& send = *stream->send;
-      if (send.reset_frame_due() && send.write_reset_frame(frames)) {
-        sent_frames_.add(SentFrame{.stream_id = stream->id, .type = SentFrameType::kResetStream});
-      }
-      if (send.blocked_frame_due() && send.write_blocked_frame(frames)) {
-        sent_frames_.add(
-            SentFrame{.stream_id = stream->id, .type = SentFrameType::kStreamDataBlocked});
-      }
-      StreamFrameRecord record;
-      uint64_t new_bytes = 0;
-      while (send.write_stream_frame(writer, send_credit_.available(), record, new_bytes)) {
-        send_credit_.on_sent(new_bytes);
-        stats_.stream_bytes_sent += new_bytes;
-        sent_frames_.add(SentFrame{.stream_id = stream->id,
-                                   .offset = record.offset,
-                                   .length = record.length,
-                                   .type = SentFrameType::kStream,
-                                   .fin = record.fin});
-        if (writer.remaining() <= 8) break;
-      }
-      if (stream->write_blocked && send.writable_bytes() != 0) {
-        stream->write_blocked = false;
-        push_stream_event(*stream, ConnectionEventType::kStreamWritable);
+    if (receive.stop_sending_due()) {
+      frame.type = wire::FrameType::kStopSending;
+      frame.stop_sending = {stream.id, receive.stop_sending_error()};
+      if (encode(frames, frame)) {
+        receive.on_stop_sending_sent();
+        sent_frames_.add(SentFrame{.stream_id = stream.id, .type = SentFrameType::kStopSending});
       }
     }
-    const bool more = (stream->send && stream->send->wants_to_send(send_credit_.available())) ||
-                      (stream->receive && (stream->receive->window().update_due() ||
-                                           stream->receive->stop_sending_due()));
-    if (more) {
-      schedule_stream(*stream);
-    } else {
-      free_stream_if_done(*stream);
+  }
+  if (stream.send) {
+    SendStream& send = *stream.send;
+    if (send.reset_frame_due() && send.write_reset_frame(frames)) {
+      sent_frames_.add(SentFrame{.stream_id = stream.id, .type = SentFrameType::kResetStream});
     }
+    if (send.blocked_frame_due() && send.write_blocked_frame(frames)) {
+      sent_frames_.add(
+          SentFrame{.stream_id = stream.id, .type = SentFrameType::kStreamDataBlocked});
+    }
+  }
+}
+
+void Connection::write_stream_data(Stream& stream, transmit::PacketPayloadWriter& writer) {
+  SendStream& send = *stream.send;
+  StreamFrameRecord record;
+  uint64_t new_bytes = 0;
+  while (send.write_stream_frame(writer, send_credit_.available(), record, new_bytes)) {
+    send_credit_.on_sent(new_bytes);
+    stats_.stream_bytes_sent += new_bytes;
+    sent_frames_.add(SentFrame{.stream_id = stream.id,
+                               .offset = record.offset,
+                               .length = record.length,
+                               .type = SentFrameType::kStream,
+                               .fin = record.fin});
+    if (writer.remaining() <= 8) break;
+  }
+  if (stream.write_blocked && send.writable_bytes() != 0) {
+    stream.write_blocked = false;
+    push_stream_event(stream, ConnectionEventType::kStreamWritable);
   }
 }
 

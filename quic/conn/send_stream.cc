@@ -157,13 +157,16 @@ void SendStream::on_stop_sending(uint64_t error_code) {
 // --- Transmit -------------------------------------------------------------------
 
 bool SendStream::wants_to_send(uint64_t connection_credit) const {
-  if (reset_) return reset_frame_due();
+  return data_due(connection_credit) || control_due();
+}
+
+bool SendStream::data_due(uint64_t connection_credit) const {
+  if (reset_) return false;
   if (!lost_.empty()) return true;
   if (sent_end_ < queued_end_ && sent_end_ < peer_max_stream_data_ && connection_credit > 0) {
     return true;
   }
-  if (fin_pending() && sent_end_ == queued_end_) return true;
-  return blocked_frame_due();
+  return fin_pending() && sent_end_ == queued_end_;
 }
 
 bool SendStream::write_stream_frame(transmit::PacketPayloadWriter& writer,

@@ -103,6 +103,11 @@ class SendStream {
   // stream limit (and connection_credit > 0), a pending FIN, a RESET_STREAM
   // or a STREAM_DATA_BLOCKED.
   bool wants_to_send(uint64_t connection_credit) const;
+  // The STREAM-frame part of wants_to_send(): lost ranges, new data within
+  // the limits, or a pending FIN (what the stream scheduler orders).
+  bool data_due(uint64_t connection_credit) const;
+  // The control part: a RESET_STREAM or STREAM_DATA_BLOCKED is owed.
+  bool control_due() const { return reset_frame_due() || blocked_frame_due(); }
   // Writes one STREAM frame from one chunk: retransmissions first (lowest
   // offset), else new data within the stream limit and connection_credit,
   // else a FIN alone. `record` says what it carried; `new_bytes` is how many

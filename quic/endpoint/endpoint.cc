@@ -293,6 +293,15 @@ size_t Endpoint::read(ConnectionHandle handle, uint64_t stream_id, std::span<uin
   return n;
 }
 
+bool Endpoint::set_stream_priority(ConnectionHandle handle, uint64_t stream_id,
+                                   const conn::StreamPriority& priority) {
+  Connection* c = connection(handle);
+  if (c == nullptr) return false;
+  const bool set = c->set_stream_priority(stream_id, priority);
+  after_call(handle);
+  return set;
+}
+
 void Endpoint::close(Instant now, ConnectionHandle handle, uint64_t error_code,
                      const char* reason) {
   Connection* c = connection(handle);

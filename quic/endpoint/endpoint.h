@@ -133,6 +133,10 @@ class Endpoint {
   conn::SendResult send(ConnectionHandle handle, uint64_t stream_id, transmit::Chunk chunk,
                         bool fin);
   size_t read(ConnectionHandle handle, uint64_t stream_id, std::span<uint8_t> out, bool& fin);
+  // Where the stream's data goes in its connection's send order
+  // (quic/conn/stream_scheduler.h). False without such a stream.
+  bool set_stream_priority(ConnectionHandle handle, uint64_t stream_id,
+                           const conn::StreamPriority& priority);
   void close(Instant now, ConnectionHandle handle, uint64_t error_code, const char* reason);
   // Drops every connection at once, sending nothing and delivering no more
   // events: for shutdown after the graceful close had its time, and for an
