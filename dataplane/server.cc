@@ -20,18 +20,22 @@
 namespace dpquic::dataplane {
 
 struct Server::ShardApps {
-  ShardApps(endpoint::Endpoint& endpoint, size_t max_connections, const std::string& root)
-      : router(endpoint, max_connections),
+  ShardApps(endpoint::Endpoint& endpoint, size_t max_connections, const std::string& root,
+            std::shared_ptr<const MimeTypes> types)
+      : mime_types(std::move(types)),
+        router(endpoint, max_connections),
         h3(endpoint,
            [&] {
              H3ServerConfig config;
              config.root = root;
+             config.mime_types = mime_types;
              return config;
            }()),
         perf(endpoint, PerfServerConfig{}) {
     router.add("h3", &h3);
     router.add("perf", &perf);
   }
+  std::shared_ptr<const MimeTypes> mime_types;  // one map, shared read-only by every shard
   AlpnRouter router;
   H3Server h3;
   PerfServer perf;
@@ -132,7 +136,14 @@ Server::Server(const ServerOptions& options) : options_(options) {
 }
 
 void Server::add_apps(endpoint::Endpoint& endpoint, size_t per_shard) {
-  apps_.push_back(std::make_unique<ShardApps>(endpoint, per_shard, options_.root));
+  // /etc/mime.types is read once, for the first shard, when files are served.
+  std::shared_ptr<const MimeTypes> mime_types;
+  if (!apps_.empty()) {
+    mime_types = apps_.front()->mime_types;
+  } else if (!options_.root.empty()) {
+    mime_types = std::make_shared<const MimeTypes>(MimeTypes::load());
+  }
+  apps_.push_back(std::make_unique<ShardApps>(endpoint, per_shard, options_.root, mime_types));
   endpoints_.push_back(&endpoint);
 }
 
@@ -152,6 +163,7 @@ void Server::build_udp_shards(const endpoint::EndpointConfig& base,
     config.gso = options_.gso;
     config.max_datagram_size = options_.max_udp_payload;
     config.busy_poll = options_.poll == PollMode::kBusy;
+    config.drain_timeout = static_cast<Duration>(options_.drain_timeout_seconds) * kSecond;
     shards_.push_back(std::make_unique<Shard>(config, *tls_.back()));
     add_apps(shards_.back()->endpoint(), per_shard);
     shards_.back()->set_application(&apps_.back()->router);
@@ -193,6 +205,7 @@ void Server::build_dpdk_shards(const endpoint::EndpointConfig& base,
     }
   }
   config.max_udp_payload = static_cast<uint32_t>(options_.max_udp_payload);
+  config.drain_timeout = static_cast<Duration>(options_.drain_timeout_seconds) * kSecond;
   config.shards = options_.cores;
   dpdk_ = std::make_unique<dpdk::DpdkRuntime>(config);
   const size_t shards = dpdk_->shard_count();
@@ -288,37 +301,60 @@ void Server::print_stats(double seconds, const CounterSnapshot& previous,
   std::fflush(stdout);
 }
 
+void Server::wake_shards() {
+  for (auto& shard : shards_) shard->wake();
+}
+
+void Server::advance_phase() {
+  if (phase_.load(std::memory_order_acquire) == RunPhase::kServe &&
+      options_.drain_timeout_seconds != 0) {
+    std::printf(
+        "dataplane: draining: new connections refused, GOAWAY sent; at most %u s "
+        "(signal again to stop at once)\n",
+        options_.drain_timeout_seconds);
+    phase_.store(RunPhase::kDrain, std::memory_order_release);
+  } else {
+    std::printf("dataplane: stopping: closing every connection\n");
+    phase_.store(RunPhase::kStop, std::memory_order_release);
+  }
+  std::fflush(stdout);
+  wake_shards();
+}
+
 void Server::run() {
   std::vector<std::thread> threads;
   for (auto& shard : shards_) {
-    threads.emplace_back([this, s = shard.get()] { s->run(stop_); });
+    threads.emplace_back([this, s = shard.get()] {
+      s->run(phase_);
+      shards_finished_.fetch_add(1, std::memory_order_release);
+    });
   }
-  if (dpdk_) dpdk_->launch(stop_);
+  if (dpdk_) {
+    dpdk_->launch_each([this](dpdk::DpdkShard& shard) {
+      shard.run(phase_);
+      shards_finished_.fetch_add(1, std::memory_order_release);
+    });
+  }
   sigset_t signals;
   sigemptyset(&signals);
   sigaddset(&signals, SIGINT);
   sigaddset(&signals, SIGTERM);
   CounterSnapshot previous = totals();
   Instant last = monotonic_now();
-  for (;;) {
-    int signal = 0;
-    if (options_.stats_seconds == 0) {
-      sigwait(&signals, &signal);
-    } else {
-      timespec timeout{static_cast<time_t>(options_.stats_seconds), 0};
-      signal = sigtimedwait(&signals, nullptr, &timeout);
-    }
-    if (signal == SIGINT || signal == SIGTERM) break;
-    if (options_.stats_seconds != 0 && signal < 0) {
-      const Instant now = monotonic_now();
+  const Duration stats_interval = static_cast<Duration>(options_.stats_seconds) * kSecond;
+  // Woken by a signal, or every 100 ms to see whether the shards are done.
+  while (shards_finished_.load(std::memory_order_acquire) < endpoints_.size()) {
+    timespec timeout{0, 100 * 1000 * 1000};
+    const int signal = sigtimedwait(&signals, nullptr, &timeout);
+    if (signal == SIGINT || signal == SIGTERM) advance_phase();
+    const Instant now = monotonic_now();
+    if (stats_interval != 0 && now - last >= stats_interval) {
       const CounterSnapshot current = totals();
       print_stats(static_cast<double>(now - last) / kSecond, previous, current);
       previous = current;
       last = now;
     }
   }
-  stop_.store(true, std::memory_order_release);
-  for (auto& shard : shards_) shard->wake();
   for (auto& thread : threads) thread.join();
   if (dpdk_) dpdk_->join();
 }

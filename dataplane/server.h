@@ -30,7 +30,9 @@ class Server {
   ~Server();
 
   // Serves until SIGINT/SIGTERM (which the caller must have blocked in
-  // every thread), printing a stats line every options.stats_seconds.
+  // every thread), printing a stats line every options.stats_seconds. The
+  // first signal starts a graceful stop (dataplane/shard/run_phase.h, at
+  // most options.drain_timeout_seconds), a second one stops at once.
   // Returns once every shard has closed its connections and stopped.
   void run();
 
@@ -61,7 +63,13 @@ class Server {
   std::vector<endpoint::Endpoint*> endpoints_;  // of every shard, either backend
   std::vector<const ShardCounters*> counters_;
   std::vector<std::unique_ptr<ShardApps>> apps_;
-  std::atomic<bool> stop_{false};
+  // Moves the shards to the next phase: a first signal drains, a second
+  // stops at once.
+  void advance_phase();
+  void wake_shards();
+
+  std::atomic<RunPhase> phase_{RunPhase::kServe};
+  std::atomic<size_t> shards_finished_{0};
 };
 
 }  // namespace dpquic::dataplane

@@ -41,6 +41,8 @@ constexpr char kUsage[] =
     "                            (RFC 8899); 1452 or less turns discovery off\n"
     "  --qlog-dir=DIR            write one qlog (JSON-SEQ) per connection into DIR\n"
     "  --stats=SECONDS           print a summary line every SECONDS (default off)\n"
+    "  --drain-timeout=SECONDS   bound of the graceful stop on SIGTERM/SIGINT (default 30;\n"
+    "                            0: close every connection at once)\n"
     "  --eal=\"ARGS\"              DPDK EAL arguments (with --backend=dpdk), e.g.\n"
     "                            \"-a 0000:3b:00.0 -l 0-3\" or, without a NIC,\n"
     "                            \"--no-huge --no-pci --no-shconf --vdev=net_tap0,iface=dpq0\"\n"
@@ -50,7 +52,10 @@ constexpr char kUsage[] =
     "  --help                    this text\n"
     "\n"
     "SSLKEYLOGFILE, when set, names a file TLS secrets are appended to.\n"
-    "SIGINT/SIGTERM close every connection (CONNECTION_CLOSE), drain, and exit 0.\n";
+    "SIGTERM or SIGINT stops gracefully: new connections are refused, HTTP/3\n"
+    "connections get GOAWAY, requests already accepted finish, then every connection\n"
+    "is closed (H3_NO_ERROR, NO_ERROR) and the server exits 0, within --drain-timeout.\n"
+    "A second signal closes every connection at once.\n";
 
 bool parse_count(std::string_view text, uint64_t min, uint64_t max, uint64_t& out) {
   if (text.empty()) return false;
@@ -145,6 +150,9 @@ struct Parser {
     } else if (flag == "--stats") {
       if (!parse_count(value, 1, 86400, n)) return bad_value(flag, value, "seconds, 1..86400");
       options.stats_seconds = static_cast<uint32_t>(n);
+    } else if (flag == "--drain-timeout") {
+      if (!parse_count(value, 0, 86400, n)) return bad_value(flag, value, "seconds, 0..86400");
+      options.drain_timeout_seconds = static_cast<uint32_t>(n);
     } else if (flag == "--eal") {
       options.eal = value;
     } else if (flag == "--ip" || flag == "--ip6") {
@@ -236,8 +244,9 @@ std::optional<ServerOptions> parse_server_options(int argc, char** argv, std::st
     return std::nullopt;
   }
   if (options.backend == Backend::kDpdk && !options.ip && !options.ip6) {
-    error = "dataplane: --backend=dpdk needs --ip and/or --ip6: the engine's own address "
-            "(the kernel does not own it)";
+    error =
+        "dataplane: --backend=dpdk needs --ip and/or --ip6: the engine's own address "
+        "(the kernel does not own it)";
     return std::nullopt;
   }
   if (options.gateway) {

@@ -47,6 +47,8 @@ struct ServerOptions {
   PollMode poll = PollMode::kEpoll;
   std::string qlog_dir;
   uint32_t stats_seconds = 0;  // 0: no stats lines
+  // The bound of a graceful stop (SIGTERM/SIGINT); 0: close at once.
+  uint32_t drain_timeout_seconds = 30;
   std::string eal;
   // DPDK backend addressing (the kernel owns addresses on the UDP backend).
   std::optional<IpPrefix> ip;

@@ -1,5 +1,6 @@
 #include "dataplane/app/alpn_router.h"
 
+#include <algorithm>
 #include <stdexcept>
 #include <utility>
 
@@ -54,6 +55,18 @@ void AlpnRouter::pump(Instant now) {
 
 void AlpnRouter::shutdown(Instant now) {
   for (const Route& route : routes_) route.application->shutdown(now);
+}
+
+void AlpnRouter::drain(Instant now) {
+  for (const Route& route : routes_) route.application->drain(now);
+}
+
+Instant AlpnRouter::next_deadline() const {
+  Instant deadline = kNever;
+  for (const Route& route : routes_) {
+    deadline = std::min(deadline, route.application->next_deadline());
+  }
+  return deadline;
 }
 
 bool AlpnRouter::wants_pump() const {

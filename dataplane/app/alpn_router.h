@@ -28,6 +28,8 @@ class AlpnRouter final : public Application {
   void pump(Instant now) override;
   bool wants_pump() const override;
   void shutdown(Instant now) override;
+  void drain(Instant now) override;
+  Instant next_deadline() const override;
 
   // Events of connections whose ALPN no application serves (none reach
   // here after a successful handshake: TLS refuses unknown ALPNs).

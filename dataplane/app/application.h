@@ -19,6 +19,12 @@
 
 namespace dpquic::dataplane {
 
+// While draining, a connection with nothing left to deliver is closed after
+// this long idle, not at once: its client may close it first (a browser does
+// after GOAWAY), and a client still handing received bytes to its user is
+// not cut short by our CONNECTION_CLOSE.
+inline constexpr Duration kDrainIdleGrace = kSecond;
+
 class Application {
  public:
   virtual ~Application() = default;
@@ -35,6 +41,15 @@ class Application {
   // protocol's "no error" code. The shard closes whatever remains (still in
   // the handshake) with the transport's NO_ERROR afterwards.
   virtual void shutdown(Instant now) { (void)now; }
+  // A graceful stop begins (the endpoint already refuses new connections):
+  // take no new work, let what was accepted finish, and close each
+  // connection with the protocol's "no error" code once it is idle. What is
+  // still open when the drain time is up gets shutdown(). By default the
+  // application's connections are closed at once.
+  virtual void drain(Instant now) { shutdown(now); }
+  // When pump() has timed work to do (kNever: none): the shard runs it by
+  // then even without input.
+  virtual Instant next_deadline() const { return kNever; }
 };
 
 }  // namespace dpquic::dataplane

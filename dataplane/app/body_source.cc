@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <stdexcept>
+#include <utility>
 
 #include "dataplane/app/synthetic_body.h"
 
@@ -26,16 +27,6 @@ int hex_value(char c) {
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
   if (c >= 'A' && c <= 'F') return c - 'A' + 10;
   return -1;
-}
-
-char ascii_lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
-
-bool equals_ignoring_case(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (ascii_lower(a[i]) != ascii_lower(b[i])) return false;
-  }
-  return true;
 }
 
 }  // namespace
@@ -89,28 +80,6 @@ std::optional<uint64_t> parse_synthetic_length(std::string_view path, uint64_t m
   return value;
 }
 
-std::string_view content_type_for(std::string_view path) {
-  const size_t slash = path.rfind('/');
-  const std::string_view name = slash == std::string_view::npos ? path : path.substr(slash + 1);
-  const size_t dot = name.rfind('.');
-  if (dot == std::string_view::npos) return "application/octet-stream";
-  const std::string_view extension = name.substr(dot + 1);
-  struct Type {
-    std::string_view extension;
-    std::string_view type;
-  };
-  static constexpr Type kTypes[] = {
-      {"html", "text/html"},    {"htm", "text/html"},      {"txt", "text/plain"},
-      {"css", "text/css"},      {"js", "text/javascript"}, {"json", "application/json"},
-      {"png", "image/png"},     {"jpg", "image/jpeg"},     {"jpeg", "image/jpeg"},
-      {"svg", "image/svg+xml"},
-  };
-  for (const Type& type : kTypes) {
-    if (equals_ignoring_case(extension, type.extension)) return type.type;
-  }
-  return "application/octet-stream";
-}
-
 // --- Files --------------------------------------------------------------------------------------
 
 FileDescriptor& FileDescriptor::operator=(FileDescriptor&& other) noexcept {
@@ -143,7 +112,8 @@ bool out_of_resources(int error) { return error == EMFILE || error == ENFILE || 
 
 }  // namespace
 
-DocumentRoot::DocumentRoot(const std::string& root) {
+DocumentRoot::DocumentRoot(const std::string& root, std::shared_ptr<const MimeTypes> types)
+    : types_(std::move(types)) {
   std::optional<std::string> resolved = real_path(root);
   struct stat info {};
   if (!resolved || ::stat(resolved->c_str(), &info) != 0 || !S_ISDIR(info.st_mode)) {
@@ -207,7 +177,8 @@ std::optional<OpenedFile> DocumentRoot::open_resolved(const std::string& candida
   OpenedFile file;
   file.fd = std::move(fd);
   file.size = static_cast<uint64_t>(info.st_size);
-  file.content_type = content_type_for(*resolved);
+  file.mtime_ns = static_cast<int64_t>(info.st_mtim.tv_sec) * 1'000'000'000 + info.st_mtim.tv_nsec;
+  file.content_type = types_ ? types_->for_path(*resolved) : MimeTypes::kDefaultType;
   return file;
 }
 
@@ -283,10 +254,11 @@ ResponseBody ResponseBody::synthetic(uint64_t length, const transmit::Chunk& syn
   return body;
 }
 
-ResponseBody ResponseBody::file(OpenedFile file, uint32_t max_in_flight, void (*on_return)(void*),
-                                void* context) {
+ResponseBody ResponseBody::file(OpenedFile file, uint64_t offset, uint64_t length,
+                                uint32_t max_in_flight, void (*on_return)(void*), void* context) {
   ResponseBody body;
-  body.length_ = file.size;
+  body.file_start_ = std::min(offset, file.size);
+  body.length_ = std::min(length, file.size - body.file_start_);
   body.file_ = std::move(file.fd);
   body.max_in_flight_ = std::max<uint32_t>(1, max_in_flight);
   body.flight_ = new BufferFlight;
@@ -298,6 +270,7 @@ ResponseBody ResponseBody::file(OpenedFile file, uint32_t max_in_flight, void (*
 ResponseBody::ResponseBody(ResponseBody&& other) noexcept
     : length_(other.length_),
       offset_(other.offset_),
+      file_start_(other.file_start_),
       synthetic_(std::move(other.synthetic_)),
       file_(std::move(other.file_)),
       flight_(other.flight_),
@@ -311,6 +284,7 @@ ResponseBody& ResponseBody::operator=(ResponseBody&& other) noexcept {
     release();
     length_ = other.length_;
     offset_ = other.offset_;
+    file_start_ = other.file_start_;
     synthetic_ = std::move(other.synthetic_);
     file_ = std::move(other.file_);
     flight_ = other.flight_;
@@ -374,8 +348,8 @@ BodyFill ResponseBody::fill(BufferPool& pool, size_t reserve, std::span<transmit
 
   ssize_t read;
   do {
-    read =
-        ::preadv(file_.get(), vectors.data(), static_cast<int>(taken), static_cast<off_t>(offset_));
+    read = ::preadv(file_.get(), vectors.data(), static_cast<int>(taken),
+                    static_cast<off_t>(file_start_ + offset_));
   } while (read < 0 && errno == EINTR);
   // A file that shrank under us cannot honour the content-length sent.
   if (read <= 0) return BodyFill::kIoError;

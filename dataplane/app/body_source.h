@@ -3,13 +3,14 @@
 // - request paths: percent-decoding and the safety checks that keep a
 //   request inside the document root (testable on their own);
 // - DocumentRoot: opens regular files under a root, refusing anything that
-//   resolves outside it (`..`, symlinks, races);
+//   resolves outside it (`..`, symlinks, races), with their size, mtime and
+//   media type (dataplane/app/mime_types.h);
 // - `/<N>` synthetic bodies (dataplane/app/synthetic_body.h);
 // - BufferPool: fixed, writable buffers handed to the send path as chunks,
 //   so file data is read straight into the memory QUIC sends from;
 // - ResponseBody: produces a body's next chunks, synthetic (views of static
-//   memory) or file (pread into pooled buffers), within a per-body cap of
-//   buffers in flight.
+//   memory) or file (preadv of a byte range into pooled buffers), within a
+//   per-body cap of buffers in flight.
 //
 // Everything here belongs to one shard (no locking).
 
@@ -22,6 +23,7 @@
 #include <string_view>
 #include <vector>
 
+#include "dataplane/app/mime_types.h"
 #include "quic/transmit/chunk.h"
 
 namespace dpquic::dataplane {
@@ -38,10 +40,6 @@ std::optional<std::string> decode_request_path(std::string_view target);
 // N for a decoded path "/<N>": decimal digits only (no sign, no spaces),
 // N <= max. nullopt otherwise.
 std::optional<uint64_t> parse_synthetic_length(std::string_view path, uint64_t max);
-
-// "text/html" for .html/.htm, a few common types, else
-// "application/octet-stream".
-std::string_view content_type_for(std::string_view path);
 
 // --- Files --------------------------------------------------------------------------------------
 
@@ -67,13 +65,16 @@ class FileDescriptor {
 struct OpenedFile {
   FileDescriptor fd;
   uint64_t size = 0;
-  std::string_view content_type;
+  int64_t mtime_ns = 0;           // modification time, nanoseconds since the epoch
+  std::string_view content_type;  // from the root's MimeTypes (which it outlives)
 };
 
 class DocumentRoot {
  public:
   // Throws std::runtime_error if `root` is not an accessible directory.
-  explicit DocumentRoot(const std::string& root);
+  // Files get their content type from `types` by the resolved name (null:
+  // every file is MimeTypes::kDefaultType).
+  explicit DocumentRoot(const std::string& root, std::shared_ptr<const MimeTypes> types = nullptr);
 
   // Why open() gave nothing: no such file to serve, or none could be opened
   // for want of descriptors or memory (a 503 rather than a 404: the file may
@@ -96,6 +97,7 @@ class DocumentRoot {
                                           Refusal& refusal) const;
 
   std::string root_;
+  std::shared_ptr<const MimeTypes> types_;
 };
 
 // --- Buffers ------------------------------------------------------------------------------------
@@ -170,11 +172,12 @@ class ResponseBody {
   // `length` bytes of the synthetic pattern, as views of `synthetic_block`
   // (a chunk of synthetic_block(), see BufferPool::adopt_static).
   static ResponseBody synthetic(uint64_t length, const transmit::Chunk& synthetic_block);
-  // The file's bytes, read on demand into pool buffers, at most
-  // `max_in_flight` of them out at once; `on_return(context)` is called
-  // when one comes back while the body lives.
-  static ResponseBody file(OpenedFile file, uint32_t max_in_flight, void (*on_return)(void*),
-                           void* context);
+  // `length` bytes of the file from `offset` (clamped to the file's size),
+  // read on demand into pool buffers, at most `max_in_flight` of them out
+  // at once; `on_return(context)` is called when one comes back while the
+  // body lives.
+  static ResponseBody file(OpenedFile file, uint64_t offset, uint64_t length,
+                           uint32_t max_in_flight, void (*on_return)(void*), void* context);
   ResponseBody(ResponseBody&& other) noexcept;
   ResponseBody& operator=(ResponseBody&& other) noexcept;
   ResponseBody(const ResponseBody&) = delete;
@@ -194,7 +197,8 @@ class ResponseBody {
   void release();
 
   uint64_t length_ = 0;
-  uint64_t offset_ = 0;
+  uint64_t offset_ = 0;      // bytes of the body produced
+  uint64_t file_start_ = 0;  // where the body starts in the file
   transmit::Chunk synthetic_;
   FileDescriptor file_;
   BufferFlight* flight_ = nullptr;

@@ -1,7 +1,6 @@
 #include "dataplane/app/h3_client.h"
 
 #include <algorithm>
-#include <array>
 #include <utility>
 
 namespace dpquic::dataplane {
@@ -30,6 +29,7 @@ class H3Client::StreamOwner final : public H3StreamOwner {
   transmit::Chunk find_lent(int64_t, const uint8_t*, size_t) override { return {}; }
   void on_fin_sent(int64_t stream_id) override;
   void on_send_refused(int64_t stream_id) override;
+  H3Client& client() { return client_; }
 
  private:
   H3Client& client_;
@@ -46,8 +46,15 @@ struct H3Client::Connection {
   std::deque<uint64_t> queued;                      // request ids not sent yet, in order
   std::unordered_map<int64_t, uint64_t> by_stream;  // stream -> request id
   std::vector<int64_t> reap_list;
+  std::vector<nghttp3_nv> fields;  // a request's header fields while it is submitted
   bool in_ready = false;
   bool in_limited = false;
+  bool goaway_received = false;  // requests not sent yet will not be taken
+
+  uint64_t request_on_stream(int64_t stream_id) const {
+    auto it = by_stream.find(stream_id);
+    return it == by_stream.end() ? 0 : it->second;
+  }
 };
 
 void H3Client::StreamOwner::on_fin_sent(int64_t stream_id) {
@@ -82,6 +89,7 @@ H3Client::H3Client(endpoint::Endpoint& endpoint, const H3ClientConfig& config)
   callbacks_.end_stream = cb_end_stream;
   callbacks_.stop_sending = cb_stop_sending;
   callbacks_.reset_stream = cb_reset_stream;
+  callbacks_.shutdown = cb_shutdown;
   nghttp3_settings_default(&settings_);
   settings_.max_field_section_size = config.max_field_section_size;
 }
@@ -134,6 +142,34 @@ uint64_t H3Client::request(endpoint::ConnectionHandle handle, const H3Request& r
   connection->queued.push_back(id);
   mark_ready(*connection);
   return id;
+}
+
+bool H3Client::cancel(endpoint::ConnectionHandle handle, uint64_t request_id) {
+  Connection* connection = find(handle);
+  auto it = requests_.find(request_id);
+  if (connection == nullptr || it == requests_.end() || it->second->completed) return false;
+  PendingRequest& request = *it->second;
+  if (request.stream_id < 0) {
+    auto queued = std::find(connection->queued.begin(), connection->queued.end(), request_id);
+    if (queued == connection->queued.end()) return false;
+    connection->queued.erase(queued);
+    requests_.erase(it);
+    ++stats_.cancelled;
+    return true;
+  }
+  if (connection->request_on_stream(request.stream_id) != request_id) return false;
+  // Both directions at once, whatever the state of our request's FIN:
+  // reap() then settles the stream with nghttp3.
+  const auto stream_id = static_cast<uint64_t>(request.stream_id);
+  connection->session.stop_sending(stream_id, NGHTTP3_H3_REQUEST_CANCELLED);
+  connection->session.reset_stream(stream_id, NGHTTP3_H3_REQUEST_CANCELLED);
+  request.handler = nullptr;
+  request.completed = true;
+  request.write_done = request.write_aborted = true;
+  ++stats_.cancelled;
+  queue_reap(*connection, request);
+  mark_ready(*connection);
+  return true;
 }
 
 void H3Client::mark_ready(Connection& connection) {
@@ -420,6 +456,15 @@ void H3Client::send_queued(Instant now, Connection& connection) {
       continue;
     }
     PendingRequest& request = *it->second;
+    if (connection.goaway_received) {
+      // RFC 9114 §5.2: the server takes no new request on this connection;
+      // the request was not processed and may be sent elsewhere.
+      connection.queued.pop_front();
+      std::unique_ptr<PendingRequest> refused = std::move(it->second);
+      requests_.erase(it);
+      complete(connection, *refused, H3Outcome{H3Result::kReset, NGHTTP3_H3_REQUEST_REJECTED});
+      continue;
+    }
     const std::optional<uint64_t> stream =
         endpoint_.open_stream(session.handle(), conn::StreamDirection::kBidirectional);
     if (!stream) {
@@ -429,18 +474,20 @@ void H3Client::send_queued(Instant now, Connection& connection) {
       }
       return;
     }
-    std::array<nghttp3_nv, 5> headers;
-    size_t count = 0;
-    headers[count++] = make_nv(":method", request.request.method);
-    headers[count++] = make_nv(":scheme", request.request.scheme);
+    std::vector<nghttp3_nv>& headers = connection.fields;
+    headers.clear();
+    headers.push_back(make_nv(":method", request.request.method));
+    headers.push_back(make_nv(":scheme", request.request.scheme));
     if (!request.request.authority.empty()) {
-      headers[count++] = make_nv(":authority", request.request.authority);
+      headers.push_back(make_nv(":authority", request.request.authority));
     }
-    headers[count++] = make_nv(":path", request.request.path);
-    headers[count++] = make_nv("user-agent", "dpquic");
+    headers.push_back(make_nv(":path", request.request.path));
+    headers.push_back(make_nv("user-agent", "dpquic"));
+    for (const auto& [name, value] : request.request.fields)
+      headers.push_back(make_nv(name, value));
     const auto stream_id = static_cast<int64_t>(*stream);
-    const int rv = nghttp3_conn_submit_request(session.conn(), stream_id, headers.data(), count,
-                                               nullptr, &request);
+    const int rv = nghttp3_conn_submit_request(session.conn(), stream_id, headers.data(),
+                                               headers.size(), nullptr, &request);
     if (rv != 0) return fail_connection(now, connection, rv);
     request.stream_id = stream_id;
     connection.by_stream[stream_id] = request.id;
@@ -449,7 +496,28 @@ void H3Client::send_queued(Instant now, Connection& connection) {
   }
 }
 
+bool H3Client::update_priority(endpoint::ConnectionHandle handle, uint64_t request_id,
+                               uint8_t urgency, bool incremental) {
+  Connection* connection = find(handle);
+  auto it = requests_.find(request_id);
+  if (connection == nullptr || it == requests_.end() || it->second->stream_id < 0) return false;
+  const nghttp3_pri pri{std::min<uint32_t>(urgency, NGHTTP3_URGENCY_LOW), incremental ? 1 : 0};
+  if (nghttp3_conn_set_stream_priority(connection->session.conn(), it->second->stream_id, &pri) !=
+      0) {
+    return false;
+  }
+  mark_ready(*connection);
+  return true;
+}
+
 // --- nghttp3 callbacks --------------------------------------------------------------------------
+
+int H3Client::cb_shutdown(nghttp3_conn*, int64_t, void* conn_user_data) {
+  auto* connection = static_cast<Connection*>(conn_user_data);
+  connection->goaway_received = true;
+  ++connection->owner.client().stats_.goaways_received;
+  return 0;
+}
 
 int H3Client::cb_acked_stream_data(nghttp3_conn*, int64_t, uint64_t, void*, void*) { return 0; }
 

@@ -8,7 +8,9 @@
 // connection is created at the first event of the handle or the first
 // request, whichever comes first. If the server refuses 0-RTT, every request
 // not yet answered is sent again; when the connection closes, every open
-// request completes with kConnectionClosed.
+// request completes with kConnectionClosed. After the server's GOAWAY,
+// requests not yet sent complete with kReset and H3_REQUEST_REJECTED (safe
+// to send on another connection).
 //
 // Handlers are called from on_event()/pump(); they may call request() (it
 // only queues). Lifetime as for H3Server: destroy the client after
@@ -25,6 +27,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "dataplane/app/application.h"
@@ -39,6 +42,9 @@ struct H3Request {
   std::string scheme = "https";
   std::string authority;
   std::string path = "/";
+  // Sent after the pseudo-header fields and user-agent, in order (names in
+  // lowercase, e.g. range, if-none-match, priority).
+  std::vector<std::pair<std::string, std::string>> fields;
 };
 
 enum class H3Result : uint8_t {
@@ -82,6 +88,8 @@ struct H3ClientStats {
   uint64_t failed = 0;
   uint64_t body_bytes_received = 0;
   uint64_t zero_rtt_resends = 0;
+  uint64_t goaways_received = 0;  // GOAWAY frames (RFC 9114 §5.2)
+  uint64_t cancelled = 0;
 };
 
 class H3Client final : public Application {
@@ -95,6 +103,15 @@ class H3Client final : public Application {
   // live connection (the handler is then never called).
   uint64_t request(endpoint::ConnectionHandle handle, const H3Request& request,
                    H3ResponseHandler* handler);
+  // Sends a PRIORITY_UPDATE (RFC 9218 §7) for a request already sent;
+  // false if it is not (yet) on a stream.
+  bool update_priority(endpoint::ConnectionHandle handle, uint64_t request_id, uint8_t urgency,
+                       bool incremental);
+  // Cancels a request the way a browser does: STOP_SENDING and RESET_STREAM
+  // with H3_REQUEST_CANCELLED on its stream (a request not sent yet is
+  // dropped). The request is complete at once and its handler is not called
+  // again. False when `request_id` names no open request of `handle`.
+  bool cancel(endpoint::ConnectionHandle handle, uint64_t request_id);
 
   void on_event(Instant now, const endpoint::EndpointEvent& event) override;
   void pump(Instant now) override;
@@ -136,6 +153,7 @@ class H3Client final : public Application {
   static int cb_end_stream(nghttp3_conn*, int64_t, void*, void*);
   static int cb_stop_sending(nghttp3_conn*, int64_t, uint64_t, void*, void*);
   static int cb_reset_stream(nghttp3_conn*, int64_t, uint64_t, void*, void*);
+  static int cb_shutdown(nghttp3_conn*, int64_t, void*);
 
   endpoint::Endpoint& endpoint_;
   H3ClientConfig config_;

@@ -1,87 +1,14 @@
 #include "dataplane/app/h3_server.h"
 
 #include <algorithm>
-#include <cstdio>
+#include <ctime>
 #include <stdexcept>
 #include <utility>
 
+#include "dataplane/app/h3_server_state.h"
 #include "dataplane/app/synthetic_body.h"
 
 namespace dpquic::dataplane {
-
-namespace {
-
-constexpr size_t kLentSlots = 16;
-constexpr size_t kMaxChunksPerRead = 4;
-
-}  // namespace
-
-// --- Per-connection and per-request state -------------------------------------------------------
-
-struct H3Server::Request {
-  int64_t stream_id = 0;
-  std::string method;
-  std::string path;
-  bool path_too_long = false;
-  bool response_submitted = false;
-  bool read_done = false;      // nghttp3 reads nothing more (FIN, reset, or stopped)
-  bool write_done = false;     // nghttp3 writes nothing more (FIN taken, reset, or stopped)
-  bool write_aborted = false;  // write_done by a reset: nghttp3 must be told
-  bool peer_reset = false;
-  bool io_failed = false;
-  bool reap_queued = false;
-  bool blocked_on_pool = false;
-  bool blocked_on_cap = false;
-  bool return_queued = false;
-  RequestKey key{};
-  H3Server* server = nullptr;
-  // Body chunks lent to nghttp3, in stream order, until it reports them
-  // acknowledged (which we do as soon as the endpoint took them).
-  std::array<transmit::Chunk, kLentSlots> lent;
-  size_t lent_head = 0;
-  size_t lent_count = 0;
-  uint64_t front_acked = 0;
-  // After `lent`, so it is destroyed first: buffers released by the chunks
-  // then no longer report to this request.
-  ResponseBody body;
-};
-
-class H3Server::StreamOwner final : public H3StreamOwner {
- public:
-  StreamOwner(H3Server& server, Connection& connection)
-      : server_(server), connection_(connection) {}
-  transmit::Chunk find_lent(int64_t stream_id, const uint8_t* data, size_t length) override;
-  void on_fin_sent(int64_t stream_id) override;
-  void on_send_refused(int64_t stream_id) override;
-
- private:
-  H3Server& server_;
-  Connection& connection_;
-};
-
-struct H3Server::Connection {
-  Connection(H3Server& server, endpoint::Endpoint& endpoint, endpoint::ConnectionHandle handle,
-             uint64_t connection_serial)
-      : session(endpoint, handle), serial(connection_serial), owner(server, *this) {}
-  ~Connection() {
-    // nghttp3 first: nothing may call back into requests being destroyed.
-    session.destroy();
-  }
-  Request* find(int64_t stream_id) {
-    auto it = requests.find(stream_id);
-    return it == requests.end() ? nullptr : it->second.get();
-  }
-
-  H3Session session;
-  uint64_t serial;
-  StreamOwner owner;
-  std::unordered_map<int64_t, std::unique_ptr<Request>> requests;
-  std::vector<int64_t> reap_list;
-  // The highest request stream that had state: a reset of a stream above
-  // it was never answered, one below it was.
-  int64_t highest_request = -1;
-  bool in_ready = false;
-};
 
 transmit::Chunk H3Server::StreamOwner::find_lent(int64_t stream_id, const uint8_t* data,
                                                  size_t length) {
@@ -116,15 +43,17 @@ void H3Server::StreamOwner::on_send_refused(int64_t stream_id) {
 H3Server::H3Server(endpoint::Endpoint& endpoint, const H3ServerConfig& config)
     : endpoint_(endpoint),
       config_(config),
+      limits_{config.max_path_length, config.max_conditional_field_length},
       pool_(config.chunk_size, config.chunk_count),
       stager_(pool_),
-      synthetic_(pool_.adopt_static(synthetic_block())),
+      responder_(H3ResponderConfig{config.root, config.mime_types, config.max_synthetic_bytes,
+                                   config.max_buffers_per_response},
+                 pool_.adopt_static(synthetic_block())),
       reserve_(
           std::min<size_t>(std::max<size_t>(8, config.chunk_count / 32), config.chunk_count / 2)),
       scratch_(kH3ReadScratchBytes) {
   if (config.chunk_size < 1024) throw std::runtime_error("h3: chunk_size must be at least 1024");
   if (config.chunk_count < 16) throw std::runtime_error("h3: chunk_count must be at least 16");
-  if (!config.root.empty()) root_.emplace(config.root);
 
   callbacks_.acked_stream_data = cb_acked_stream_data;
   callbacks_.stream_close = cb_stream_close;
@@ -153,7 +82,8 @@ void H3Server::shutdown(Instant now) {
 size_t H3Server::open_request_count() const {
   size_t count = 0;
   for (const auto& connection : connections_) {
-    if (connection) count += connection->requests.size();
+    if (!connection) continue;
+    for (const auto& entry : connection->requests) count += entry.second->settled ? 0 : 1;
   }
   return count;
 }
@@ -171,7 +101,13 @@ H3Server::Connection* H3Server::connection_for(Instant now, endpoint::Connection
   ++stats_.connections;
   Connection& connection = *connections_[handle];
   const int rv = connection.session.create(true, callbacks_, settings_, &connection);
-  if (rv != 0) fail(now, connection, rv);
+  if (rv != 0) {
+    fail(now, connection, rv);
+  } else {
+    // Events before the ALPN was known reached no application: the limit
+    // is read, not only reported.
+    sync_stream_limit(connection);
+  }
   return &connection;
 }
 
@@ -226,6 +162,9 @@ void H3Server::on_event(Instant now, const endpoint::EndpointEvent& event) {
   }
   Connection* connection = connection_for(now, event.connection);
   if (connection == nullptr || connection->session.failed()) return;
+  if (event.event.type == ConnectionEventType::kPeerStreamLimit) {
+    return sync_stream_limit(*connection);
+  }
 
   if (!connection->session.bound()) {
     const int rv = connection->session.open_local_streams();
@@ -237,7 +176,10 @@ void H3Server::on_event(Instant now, const endpoint::EndpointEvent& event) {
       return connection->session.fail_with_code(now, NGHTTP3_H3_GENERAL_PROTOCOL_ERROR,
                                                 "peer allows too few unidirectional streams");
     }
-    if (rv == 0) mark_ready(*connection);
+    if (rv == 0) {
+      mark_ready(*connection);
+      if (draining_) send_goaway(now, *connection);
+    }
   }
 
   const uint64_t stream_id = event.event.stream_id;
@@ -254,6 +196,7 @@ void H3Server::on_event(Instant now, const endpoint::EndpointEvent& event) {
     }
     case ConnectionEventType::kStreamReset: on_stream_reset(now, *connection, stream_id); break;
     case ConnectionEventType::kStreamStopped: on_stream_stopped(now, *connection, stream_id); break;
+    case ConnectionEventType::kStreamClosed: on_stream_closed(*connection, stream_id); break;
     default: break;
   }
   if (!connection->session.failed()) reap(now, *connection);
@@ -267,9 +210,17 @@ void H3Server::on_stream_readable(Instant now, Connection& connection, uint64_t 
     Request* request = connection.find(id);
     if (request == nullptr) {
       // State only for a stream that delivers something: a readable event
-      // may follow the end of a stream already freed.
+      // may follow the end of a stream already freed, e.g. for a
+      // RESET_STREAM arriving after the request was read and its response
+      // stopped. A new stream that ends without a byte has no request
+      // (RFC 9114 §4.1: H3_REQUEST_INCOMPLETE).
       const size_t n = endpoint_.read(session.handle(), stream_id, scratch_, fin);
-      if (n == 0 && !fin) return;
+      if (n == 0) {
+        if (fin && id > connection.highest_request) {
+          session.reset_stream(stream_id, NGHTTP3_H3_REQUEST_INCOMPLETE);
+        }
+        return;
+      }
       request = &request_for(connection, id);
       const nghttp3_ssize rv =
           nghttp3_conn_read_stream(session.conn(), id, scratch_.data(), n, fin ? 1 : 0);
@@ -292,6 +243,8 @@ void H3Server::on_stream_readable(Instant now, Connection& connection, uint64_t 
   } else {
     const int rv = session.read_stream(stream_id, scratch_, fin);
     if (rv < 0) return fail(now, connection, rv);
+    // The control stream may have carried PRIORITY_UPDATE frames.
+    apply_priorities(connection);
   }
   mark_ready(connection);
 }
@@ -373,7 +326,15 @@ void H3Server::reap(Instant now, Connection& connection) {
       if (rv != 0 && nghttp3_err_is_fatal(rv)) return fail(now, connection, rv);
       request->read_done = true;
     }
-    if (request->write_done && request->read_done) {
+    if (request->write_done && request->read_done && !request->settled) {
+      request->settled = true;
+      // The file and the pool buffers go back now; the bytes the transport
+      // still needs are held by its own references.
+      request->body = ResponseBody();
+      for (transmit::Chunk& chunk : request->lent) chunk.reset();
+      request->lent_count = 0;
+    }
+    if (request->settled && request->stream_closed) {
       const int rv = nghttp3_conn_close_stream(session.conn(), id, NGHTTP3_H3_NO_ERROR);
       if (rv != 0 && rv != NGHTTP3_ERR_STREAM_NOT_FOUND) return fail(now, connection, rv);
       connection.requests.erase(id);
@@ -381,9 +342,17 @@ void H3Server::reap(Instant now, Connection& connection) {
   }
 }
 
+void H3Server::on_stream_closed(Connection& connection, uint64_t stream_id) {
+  Request* request = connection.find(static_cast<int64_t>(stream_id));
+  if (request == nullptr) return;
+  request->stream_closed = true;
+  queue_reap(connection, *request);
+}
+
 // --- Writing ------------------------------------------------------------------------------------
 
 void H3Server::pump(Instant now) {
+  if (draining_) advance_drain(now);
   for (const RequestKey& key : returned_) {
     Request* request = find_request(key);
     if (request == nullptr) continue;
@@ -444,67 +413,22 @@ void H3Server::drive(Instant now, Connection& connection) {
 
 void H3Server::respond(Connection& connection, Request& request) {
   ++stats_.requests;
-  const bool head = request.method == "HEAD";
-  if (!head && request.method != "GET") {
-    submit(connection, request, 405, 0, {}, false, true);
-    return;
-  }
-  if (request.path_too_long) {
-    submit(connection, request, 414, 0, {}, false, false);
-    return;
-  }
-  const std::optional<std::string> path = decode_request_path(request.path);
-  if (!path) {
-    submit(connection, request, 404, 0, {}, false, false);
-    return;
-  }
-  if (root_) {
-    DocumentRoot::Refusal refusal = DocumentRoot::Refusal::kNotFound;
-    if (std::optional<OpenedFile> file = root_->open(*path, &refusal)) {
-      const uint64_t length = file->size;
-      const std::string_view type = file->content_type;
-      const bool with_body = !head && length != 0;
-      if (with_body) {
-        request.body = ResponseBody::file(std::move(*file), config_.max_buffers_per_response,
-                                          on_buffer_returned, &request);
-      }
-      submit(connection, request, 200, length, type, with_body, false);
-      return;
-    }
-    if (refusal == DocumentRoot::Refusal::kOutOfResources) {
-      submit(connection, request, 503, 0, {}, false, false);
-      return;
-    }
-  }
-  if (std::optional<uint64_t> length = parse_synthetic_length(*path, config_.max_synthetic_bytes)) {
-    const bool with_body = !head && *length != 0;
-    if (with_body) request.body = ResponseBody::synthetic(*length, synthetic_);
-    submit(connection, request, 200, *length, "application/octet-stream", with_body, false);
-    return;
-  }
-  submit(connection, request, 404, 0, {}, false, false);
+  H3Response response;
+  responder_.respond(request.head, static_cast<int64_t>(std::time(nullptr)), response,
+                     on_buffer_returned, &request);
+  if (response.with_body) request.body = std::move(response.body);
+  submit(connection, request, response.headers, response.with_body);
 }
 
-int H3Server::submit(Connection& connection, Request& request, int status, uint64_t content_length,
-                     std::string_view content_type, bool with_body, bool allow_header) {
-  char status_text[8];
-  std::snprintf(status_text, sizeof(status_text), "%d", status);
-  char length_text[24];
-  std::snprintf(length_text, sizeof(length_text), "%llu",
-                static_cast<unsigned long long>(content_length));
-  std::array<nghttp3_nv, 5> headers;
-  size_t count = 0;
-  headers[count++] = make_nv(":status", status_text);
-  headers[count++] = make_nv("server", "dpquic");
-  if (!content_type.empty()) headers[count++] = make_nv("content-type", content_type);
-  headers[count++] = make_nv("content-length", length_text);
-  if (allow_header) headers[count++] = make_nv("allow", "GET, HEAD");
+int H3Server::submit(Connection& connection, Request& request, const H3ResponseHeaders& headers,
+                     bool with_body) {
   nghttp3_data_reader reader{cb_read_data};
-  const int rv = nghttp3_conn_submit_response(connection.session.conn(), request.stream_id,
-                                              headers.data(), count, with_body ? &reader : nullptr);
+  const int rv =
+      nghttp3_conn_submit_response(connection.session.conn(), request.stream_id, headers.data(),
+                                   headers.size(), with_body ? &reader : nullptr);
   if (rv != 0) return rv;
   request.response_submitted = true;
-  switch (status / 100) {
+  switch (headers.status() / 100) {
     case 2: ++stats_.responses_2xx; break;
     case 3: ++stats_.responses_3xx; break;
     case 4: ++stats_.responses_4xx; break;
@@ -597,10 +521,7 @@ int H3Server::cb_deferred_consume(nghttp3_conn*, int64_t, size_t, void*, void*) 
 
 int H3Server::cb_begin_headers(nghttp3_conn*, int64_t stream_id, void* conn_user_data, void*) {
   auto* connection = static_cast<Connection*>(conn_user_data);
-  if (Request* request = connection->find(stream_id)) {
-    request->method.clear();
-    request->path.clear();
-  }
+  if (Request* request = connection->find(stream_id)) request->head.clear();
   return 0;
 }
 
@@ -611,15 +532,7 @@ int H3Server::cb_recv_header(nghttp3_conn*, int64_t stream_id, int32_t token, ng
   if (request == nullptr) return 0;
   const nghttp3_vec bytes = nghttp3_rcbuf_get_buf(value);
   const std::string_view text(reinterpret_cast<const char*>(bytes.base), bytes.len);
-  if (token == NGHTTP3_QPACK_TOKEN__METHOD) {
-    request->method.assign(text.substr(0, 32));
-  } else if (token == NGHTTP3_QPACK_TOKEN__PATH) {
-    if (text.size() > request->server->config_.max_path_length) {
-      request->path_too_long = true;
-    } else {
-      request->path.assign(text);
-    }
-  }
+  request->head.add(token, text, request->server->limits_);
   return 0;
 }
 
@@ -630,6 +543,7 @@ int H3Server::cb_end_headers(nghttp3_conn*, int64_t stream_id, int, void* conn_u
   H3Server& server = *request->server;
   server.respond(*connection, *request);
   if (!request->response_submitted) return NGHTTP3_ERR_CALLBACK_FAILURE;
+  server.apply_priority(*connection, *request);
   return 0;
 }
 

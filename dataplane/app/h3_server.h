@@ -1,8 +1,10 @@
 #pragma once
 // The HTTP/3 server application (RFC 9114, nghttp3): GET and HEAD of files
-// under a document root, and of `/<N>` synthetic bodies of exactly N bytes
+// under a document root, with validators, conditional and range requests,
+// and of `/<N>` synthetic bodies of exactly N bytes
 // (dataplane/app/synthetic_body.h). Other methods get 405; anything else
-// 404.
+// 404. What is answered is decided in dataplane/app/h3_response.h; this
+// class moves requests and responses through nghttp3 and QUIC.
 //
 // One nghttp3 server connection per QUIC connection, created at the first
 // event of its handle (with 0-RTT, stream events may precede kEstablished).
@@ -29,7 +31,9 @@
 
 #include "dataplane/app/application.h"
 #include "dataplane/app/body_source.h"
+#include "dataplane/app/h3_response.h"
 #include "dataplane/app/h3_session.h"
+#include "dataplane/app/mime_types.h"
 #include "quic/endpoint/endpoint.h"
 
 namespace dpquic::dataplane {
@@ -37,6 +41,9 @@ namespace dpquic::dataplane {
 struct H3ServerConfig {
   // Document root; empty: synthetic bodies only.
   std::string root;
+  // Media types of the files under root (required with a root). Loaded once
+  // and shared read-only, e.g. by every shard.
+  std::shared_ptr<const MimeTypes> mime_types;
   // The application's buffer pool: chunk_count buffers of chunk_size bytes.
   size_t chunk_size = 16 * 1024;
   size_t chunk_count = 4096;
@@ -46,6 +53,9 @@ struct H3ServerConfig {
   uint32_t max_buffers_per_response = 64;
   // Longest :path accepted (longer: 414).
   size_t max_path_length = 4096;
+  // Longest if-none-match, if-modified-since, range or if-range value
+  // (longer: malformed, so the whole file is served).
+  size_t max_conditional_field_length = 1024;
   // SETTINGS_MAX_FIELD_SECTION_SIZE we announce (and enforce).
   uint64_t max_field_section_size = 64 * 1024;
 };
@@ -67,7 +77,7 @@ struct H3ServerStats {
 class H3Server final : public Application {
  public:
   // Throws std::runtime_error for a bad configuration (e.g. root not a
-  // directory).
+  // directory, or no mime_types with a root).
   H3Server(endpoint::Endpoint& endpoint, const H3ServerConfig& config);
   ~H3Server() override;
   H3Server(const H3Server&) = delete;
@@ -78,10 +88,18 @@ class H3Server final : public Application {
   bool wants_pump() const override;
   // Closes every h3 connection with H3_NO_ERROR.
   void shutdown(Instant now) override;
+  // Graceful stop (RFC 9114 §5.2): a GOAWAY announcing it at once, then,
+  // a couple of round trips later, the final GOAWAY naming the last request
+  // taken (later ones are rejected with H3_REQUEST_REJECTED, which a client
+  // may retry elsewhere); requests taken finish, and each connection is
+  // closed with H3_NO_ERROR once every response was acknowledged and it
+  // stayed idle for kDrainIdleGrace (unless the client closed it first).
+  void drain(Instant now) override;
+  Instant next_deadline() const override { return next_drain_step_; }
 
   const H3ServerStats& stats() const { return stats_; }
   size_t connection_count() const { return connection_count_; }
-  // Requests whose stream state is still held (all connections).
+  // Requests not yet settled, both directions (all connections).
   size_t open_request_count() const;
   const BufferPool& pool() const { return pool_; }
 
@@ -106,15 +124,29 @@ class H3Server final : public Application {
   void on_stream_readable(Instant now, Connection& connection, uint64_t stream_id);
   void on_stream_reset(Instant now, Connection& connection, uint64_t stream_id);
   void on_stream_stopped(Instant now, Connection& connection, uint64_t stream_id);
+  void on_stream_closed(Connection& connection, uint64_t stream_id);
   Request& request_for(Connection& connection, int64_t stream_id);
   void reap(Instant now, Connection& connection);
   void queue_reap(Connection& connection, Request& request);
   void fail(Instant now, Connection& connection, int liberr);
 
+  // Priorities and the graceful stop (h3_server_control.cc).
+  // Tells nghttp3 how many request streams the client may open (it refuses
+  // a PRIORITY_UPDATE naming any other).
+  void sync_stream_limit(Connection& connection);
+  // The transport sends responses in the order of RFC 9218 priorities:
+  // from the request's `priority` header, then PRIORITY_UPDATE frames.
+  void apply_priority(Connection& connection, Request& request);
+  void apply_priorities(Connection& connection);
+  void send_goaway(Instant now, Connection& connection);
+  void advance_drain(Instant now);
+  void send_final_goaway(Instant now, Connection& connection);
+  void close_when_idle(Instant now, Connection& connection);
+
   // Request handling (from nghttp3 callbacks).
   void respond(Connection& connection, Request& request);
-  int submit(Connection& connection, Request& request, int status, uint64_t content_length,
-             std::string_view content_type, bool with_body, bool allow_header);
+  int submit(Connection& connection, Request& request, const H3ResponseHeaders& headers,
+             bool with_body);
   nghttp3_ssize read_body(Connection& connection, Request& request, nghttp3_vec* vec, size_t veccnt,
                           uint32_t* flags);
   static void on_buffer_returned(void* context);
@@ -136,11 +168,11 @@ class H3Server final : public Application {
 
   endpoint::Endpoint& endpoint_;
   H3ServerConfig config_;
-  std::optional<DocumentRoot> root_;
+  H3RequestLimits limits_;
   BufferPool pool_;
   ChunkStager stager_;
-  transmit::Chunk synthetic_;
-  size_t reserve_;  // pool buffers file reads leave for headers and frames
+  H3Responder responder_;  // after pool_: holds a chunk of it
+  size_t reserve_;         // pool buffers file reads leave for headers and frames
   nghttp3_callbacks callbacks_{};
   nghttp3_settings settings_{};
   std::vector<uint8_t> scratch_;
@@ -151,6 +183,8 @@ class H3Server final : public Application {
   std::vector<RequestKey> starved_;                // bodies waiting for pool buffers
   std::vector<RequestKey> returned_;               // capped bodies that got a buffer back
   H3ServerStats stats_;
+  bool draining_ = false;
+  Instant next_drain_step_ = kNever;  // the earliest final GOAWAY or idle close due
 };
 
 }  // namespace dpquic::dataplane

@@ -60,6 +60,11 @@ int H3Session::open_local_streams() {
     if (!stream->has_value()) {
       *stream = endpoint_.open_stream(handle_, conn::StreamDirection::kUnidirectional);
       if (!stream->has_value()) return 1;
+      // SETTINGS, GOAWAY and QPACK instructions go ahead of any response
+      // (a HEADERS frame may depend on an encoder instruction).
+      conn::StreamPriority critical;
+      critical.critical = true;
+      endpoint_.set_stream_priority(handle_, **stream, critical);
     }
   }
   int rv = nghttp3_conn_bind_control_stream(conn_, static_cast<int64_t>(*control_));

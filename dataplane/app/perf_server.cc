@@ -92,21 +92,54 @@ bool PerfServer::abort_stream(endpoint::ConnectionHandle handle, uint64_t stream
   return true;
 }
 
+void PerfServer::drain(Instant now) {
+  draining_ = true;
+  close_drained(now);
+}
+
+void PerfServer::close_drained(Instant now) {
+  idle_since_.resize(open_.size(), kNever);
+  next_close_ = kNever;
+  for (size_t i = 0; i < open_.size(); ++i) {
+    if (!open_[i]) continue;
+    const auto handle = static_cast<endpoint::ConnectionHandle>(i);
+    const bool busy =
+        (i < connections_.size() && connections_[i].front() != nullptr) ||
+        endpoint_.peer_open_streams(handle, conn::StreamDirection::kBidirectional) != 0;
+    if (busy) {
+      idle_since_[i] = kNever;
+      continue;
+    }
+    if (idle_since_[i] == kNever) idle_since_[i] = now;
+    if (now < idle_since_[i] + kDrainIdleGrace) {
+      next_close_ = std::min(next_close_, idle_since_[i] + kDrainIdleGrace);
+      continue;
+    }
+    open_[i] = false;
+    endpoint_.close(now, handle, 0, "server draining");
+  }
+}
+
 void PerfServer::on_event(Instant, const endpoint::EndpointEvent& event) {
   const endpoint::ConnectionHandle handle = event.connection;
   const uint64_t stream_id = event.event.stream_id;
+  if (handle >= open_.size()) open_.resize(handle + 1, false);
+  open_[handle] = event.event.type != ConnectionEventType::kClosed;
   switch (event.event.type) {
     case ConnectionEventType::kStreamOpened:
-      if (is_request_stream(stream_id)) {
+      if (draining_) {
+        refuse(handle, stream_id, /*stop_receiving=*/true);
+      } else if (is_request_stream(stream_id)) {
         if (table_.find(handle, stream_id) == nullptr) create(handle, stream_id);
       } else if (is_client_unidirectional(stream_id)) {
         refuse(handle, stream_id, /*stop_receiving=*/true);
       }
       break;
     case ConnectionEventType::kStreamReadable: {
-      if (!is_request_stream(stream_id)) {
-        // A refused unidirectional stream: drop what arrived before the
-        // client saw STOP_SENDING, which also ends the stream at FIN.
+      if (!is_request_stream(stream_id) ||
+          (draining_ && table_.find(handle, stream_id) == nullptr)) {
+        // A refused stream: drop what arrived before the client saw
+        // STOP_SENDING, which also ends the stream at FIN.
         bool fin = false;
         while (endpoint_.read(handle, stream_id, scratch_, fin) != 0 && !fin) {
         }
@@ -219,7 +252,8 @@ bool PerfServer::write(Record* record) {
   }
 }
 
-void PerfServer::pump(Instant) {
+void PerfServer::pump(Instant now) {
+  if (draining_) close_drained(now);
   out_of_records_ = false;
   Record* record = ready_.front();
   while (record != nullptr) {

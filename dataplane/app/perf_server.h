@@ -74,6 +74,12 @@ class PerfServer final : public Application {
   void pump(Instant now) override;
   // True while a stream could write but the chunk pool had no record free.
   bool wants_pump() const override { return out_of_records_; }
+  // Graceful stop: streams the client opens from now on are refused
+  // (RESET_STREAM and STOP_SENDING with kPerfIncompleteRequest); each
+  // connection is closed (application code 0) once its streams are done and
+  // it stayed idle for kDrainIdleGrace.
+  void drain(Instant now) override;
+  Instant next_deadline() const override { return next_close_; }
 
   // Drops all state (use after Endpoint::reset_connections()).
   void forget_connections();
@@ -118,6 +124,8 @@ class PerfServer final : public Application {
   // Writes on one stream; false if the pool ran out of adopt records.
   bool write(Record* record);
   void free_connection(endpoint::ConnectionHandle handle);
+  // While draining: closes the connections whose streams are all done.
+  void close_drained(Instant now);
 
   endpoint::Endpoint& endpoint_;
   PerfServerConfig config_;
@@ -127,6 +135,12 @@ class PerfServer final : public Application {
   std::vector<ConnectionList> connections_;  // indexed by handle
   ReadyList ready_;
   bool out_of_records_ = false;
+  bool draining_ = false;
+  // Per handle: whether this server has had events of the connection, and
+  // while draining since when it has been idle (kNever: busy).
+  std::vector<bool> open_;
+  std::vector<Instant> idle_since_;
+  Instant next_close_ = kNever;
   PerfServerCounters counters_;
   std::array<uint8_t, 16 * 1024> scratch_;  // uploads are read and dropped
 };

@@ -101,6 +101,7 @@ DpdkShard& DpdkRuntime::add_shard(const endpoint::EndpointConfig& endpoint,
   config.tx_ip_checksum_offload = port_->capabilities().tx_ipv4_checksum;
   config.tx_udp_checksum_offload = port_->capabilities().tx_udp_checksum;
   config.rx_checksum_offload = port_->capabilities().rx_checksum;
+  config.drain_timeout = config_.drain_timeout;
   shards_.push_back(std::make_unique<DpdkShard>(config, tls));
   if (shards_.size() == workers_.size()) {
     std::vector<DpdkShard*> peers;
@@ -113,10 +114,6 @@ DpdkShard& DpdkRuntime::add_shard(const endpoint::EndpointConfig& endpoint,
     set_telemetry_source(counters);
   }
   return *shards_.back();
-}
-
-void DpdkRuntime::launch(const std::atomic<bool>& stop) {
-  launch_each([&stop](DpdkShard& shard) { shard.run(stop); });
 }
 
 void DpdkRuntime::launch_each(std::function<void(DpdkShard&)> body) {

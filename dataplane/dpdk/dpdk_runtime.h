@@ -31,6 +31,8 @@ struct DpdkRuntimeConfig {
   uint32_t max_udp_payload = 1452;  // PMTU ceiling, capped by the port
   // 0: one shard per worker lcore; otherwise exactly this many (checked).
   size_t shards = 0;
+  // A graceful stop's bound (dataplane/shard/run_phase.h).
+  Duration drain_timeout = 30 * kSecond;
 };
 
 class DpdkRuntime {
@@ -50,12 +52,9 @@ class DpdkRuntime {
   DpdkShard& add_shard(const endpoint::EndpointConfig& endpoint, crypto::TlsContext& tls);
   DpdkShard& shard(size_t i) { return *shards_[i]; }
 
-  // Starts every shard on its worker lcore; join() waits for them after
-  // `stop` is set.
-  void launch(const std::atomic<bool>& stop);
-  // Runs `body(shard)` on each shard's worker lcore instead (a load
-  // generator drives its connections there: an endpoint belongs to one
-  // thread); join() waits for every body to return.
+  // Runs `body(shard)` on each shard's worker lcore (a server runs the
+  // shard's loop there; a load generator drives its connections: an
+  // endpoint belongs to one thread); join() waits for every body to return.
   void launch_each(std::function<void(DpdkShard&)> body);
   void join();
 

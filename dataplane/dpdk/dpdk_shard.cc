@@ -431,15 +431,12 @@ bool DpdkShard::poll_once(Instant now) {
   return any;
 }
 
-void DpdkShard::run(const std::atomic<bool>& stop) {
+void DpdkShard::run(const std::atomic<RunPhase>& phase) {
   const TscClock clock;
-  while (!stop.load(std::memory_order_acquire)) {
-    if (!poll_once(clock.now())) rte_pause();
-  }
-  const Instant drain_end = clock.now() + config_.drain_timeout;
-  close_all(clock.now());
-  while (core_.endpoint().connection_count() != 0 && clock.now() < drain_end) {
-    if (!poll_once(clock.now())) rte_pause();
+  for (Instant now = clock.now();
+       core_.keep_running(now, phase.load(std::memory_order_acquire), config_.drain_timeout);
+       now = clock.now()) {
+    if (!poll_once(now)) rte_pause();
   }
   core_.endpoint().reset_connections();
   publish_counters();

@@ -66,7 +66,8 @@ struct DpdkShardConfig {
   bool verify_udp_checksum = false;
   // Inbound steering ring size per producer shard (a power of two).
   unsigned steering_ring_size = 1024;
-  Duration drain_timeout = 3 * kSecond;
+  // A graceful stop's bound (RunPhase::kDrain).
+  Duration drain_timeout = 30 * kSecond;
 };
 
 // Per-shard figures beyond ShardCounters, read by their own thread (or
@@ -128,11 +129,11 @@ class DpdkShard {
 
   // One iteration; true when it did any work.
   bool poll_once(Instant now);
-  // Polls until `stop`, then closes every connection and drains (at most
-  // drain_timeout). Runs on the calling lcore, with `now` from the TSC
+  // Polls until the phase moves on, then drains (at most drain_timeout) or
+  // stops (dataplane/shard/run_phase.h). Runs on the calling lcore, with `now` from the TSC
   // (invariant on the CPUs DPDK supports; a vDSO clock_gettime per spin
   // costs more than an idle iteration).
-  void run(const std::atomic<bool>& stop);
+  void run(const std::atomic<RunPhase>& phase);
   void close_all(Instant now) { core_.close_all(now); }
 
   ShardCore& core() { return core_; }

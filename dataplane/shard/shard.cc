@@ -304,20 +304,17 @@ void Shard::wait(Instant limit) {
 
 void Shard::close_all(Instant now) { core_.close_all(now); }
 
-void Shard::run(const std::atomic<bool>& stop) {
+void Shard::run(const std::atomic<RunPhase>& phase) {
   if (config_.cpu >= 0) {
     cpu_set_t set;
     CPU_ZERO(&set);
     CPU_SET(config_.cpu, &set);
     pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
   }
-  while (!stop.load(std::memory_order_acquire)) {
-    if (!poll_once(monotonic_now())) wait(monotonic_now() + 100 * kMillisecond);
-  }
-  const Instant drain_end = monotonic_now() + config_.drain_timeout;
-  close_all(monotonic_now());
-  while (core_.endpoint().connection_count() != 0 && monotonic_now() < drain_end) {
-    if (!poll_once(monotonic_now())) wait(std::min(drain_end, monotonic_now() + 10 * kMillisecond));
+  for (Instant now = monotonic_now();
+       core_.keep_running(now, phase.load(std::memory_order_acquire), config_.drain_timeout);
+       now = monotonic_now()) {
+    if (!poll_once(now)) wait(now + (core_.serving() ? 100 : 10) * kMillisecond);
   }
   core_.endpoint().reset_connections();
   publish_counters();

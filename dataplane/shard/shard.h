@@ -49,7 +49,8 @@ struct ShardConfig {
   // shard's inbound rings hold at most 512 datagrams of up to 16 KiB.
   size_t steering_ring_slots = 0;
   // How long a graceful stop waits for connections to finish closing.
-  Duration drain_timeout = 3 * kSecond;
+  // A graceful stop's bound (RunPhase::kDrain).
+  Duration drain_timeout = 30 * kSecond;
 };
 
 // A datagram handed from the shard that received it to the one owning its
@@ -78,9 +79,9 @@ class Shard {
   void set_peers(std::vector<Shard*> peers) { peers_ = std::move(peers); }
   void set_application(Application* application) { core_.set_application(application); }
 
-  // Runs until `stop` is set, then closes every connection gracefully and
-  // drains (at most drain_timeout). Pins the calling thread to config.cpu.
-  void run(const std::atomic<bool>& stop);
+  // Serves until the phase moves on, then drains (at most drain_timeout)
+  // or stops (run_phase.h). Pins the calling thread to config.cpu.
+  void run(const std::atomic<RunPhase>& phase);
 
   // One iteration without sleeping; true when it did any work. For drivers
   // that interleave their own logic (clients, tests).

@@ -70,8 +70,28 @@ bool ShardCore::after_transmit(Instant now) {
 }
 
 Instant ShardCore::next_deadline(Instant now) {
-  if (application_ != nullptr && application_->wants_pump()) return now;
-  return endpoint_->poll_timeout();
+  if (application_ == nullptr) return endpoint_->poll_timeout();
+  if (application_->wants_pump()) return now;
+  return std::min(endpoint_->poll_timeout(), application_->next_deadline());
+}
+
+bool ShardCore::keep_running(Instant now, RunPhase phase, Duration drain_timeout) {
+  if (stage_ == Stage::kServing && phase == RunPhase::kDrain) {
+    stage_ = Stage::kDraining;
+    stage_end_ = now + drain_timeout;
+    endpoint_->set_accepting(false);
+    if (application_ != nullptr) application_->drain(now);
+  }
+  const bool drained =
+      stage_ == Stage::kDraining && (endpoint_->connection_count() == 0 || now >= stage_end_);
+  if (stage_ != Stage::kClosing && (phase == RunPhase::kStop || drained)) {
+    stage_ = Stage::kClosing;
+    stage_end_ = now + kCloseFlush;
+    endpoint_->set_accepting(false);
+    close_all(now);
+  }
+  if (stage_ == Stage::kClosing) return endpoint_->connection_count() != 0 && now < stage_end_;
+  return true;
 }
 
 void ShardCore::close_all(Instant now) {

@@ -20,6 +20,7 @@
 #include "crypto/mb_manager.h"
 #include "crypto/tls_context.h"
 #include "dataplane/app/application.h"
+#include "dataplane/shard/run_phase.h"
 #include "quic/endpoint/endpoint.h"
 
 namespace dpquic::dataplane {
@@ -58,17 +59,30 @@ class ShardCore {
   // When the shard must run again: the endpoint's deadline, or now when the
   // application has work waiting for buffers.
   Instant next_deadline(Instant now);
-  // Graceful stop: the application closes its connections with its
-  // protocol's code, the rest get NO_ERROR.
+  // Closes every connection now: the application with its protocol's
+  // code, the rest with NO_ERROR.
   void close_all(Instant now);
+
+  // Acts on the supervisor's phase between loop iterations (run_phase.h)
+  // and says whether the loop goes on: a drain begins (connections refused,
+  // the application drains) and lasts until no connection is left or
+  // `drain_timeout` passed; then, or at kStop, every connection is closed
+  // and the closes have kCloseFlush to leave.
+  bool keep_running(Instant now, RunPhase phase, Duration drain_timeout);
+  static constexpr Duration kCloseFlush = 100 * kMillisecond;
+  bool serving() const { return stage_ == Stage::kServing; }
 
   uint64_t handshakes() const { return handshakes_; }
 
  private:
   bool dispatch_events(Instant now);
 
+  enum class Stage : uint8_t { kServing, kDraining, kClosing };
+
   endpoint::EndpointConfig config_;
   size_t shard_count_;
+  Stage stage_ = Stage::kServing;
+  Instant stage_end_ = kNever;
   crypto::MbManager mb_;
   std::unique_ptr<endpoint::Endpoint> endpoint_;
   Application* application_ = nullptr;

@@ -77,7 +77,10 @@ enum class ConnectionEventType : uint8_t {
   kStreamWritable,  // flow-control or buffer room after a refused send
   kStreamReset,     // the peer reset the stream (error_code); read() then ends it
   kStreamStopped,   // the peer sent STOP_SENDING (we reset the stream)
-  kDatagram,        // read_datagram() has a datagram
+  // Both directions of the stream are finished (all we sent acknowledged,
+  // all we received read) and its state freed: nothing more comes for it.
+  kStreamClosed,
+  kDatagram,  // read_datagram() has a datagram
   // Client: the server refused 0-RTT; every stream opened so far is gone
   // (RFC 9001 §4.6.2) and requests must be sent again.
   kZeroRttRejected,
@@ -188,6 +191,8 @@ class Connection final : public transmit::TransmitSource,
   // Where the stream's data goes in the send order (stream_scheduler.h);
   // false if there is no such stream with a sending part.
   bool set_stream_priority(uint64_t stream_id, const StreamPriority& priority);
+  // The stream's priority, or nullopt without such a stream (a sending part).
+  std::optional<StreamPriority> stream_priority(uint64_t stream_id) const;
   // Immediate close (RFC 9000 §10.2): CONNECTION_CLOSE, then closing state.
   void close(Instant now, uint64_t error_code, bool application, const char* reason);
   // RFC 9221: false if not negotiated, too large for a packet, or queue full.

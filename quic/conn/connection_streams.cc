@@ -1,11 +1,12 @@
 // The application's side of a connection: events, streams (opening,
-// sending, reading, resets) and DATAGRAM frames.
+// sending, reading, resets, the frames that carry them) and DATAGRAM frames.
 
 #include <algorithm>
 #include <cstring>
 
 #include "quic/conn/connection.h"
 #include "quic/conn/connection_stream.h"
+#include "quic/wire/frame_codec.h"
 
 namespace dpquic::conn {
 
@@ -146,6 +147,10 @@ void Connection::free_stream_if_done(Stream& stream) {
                                              : StreamDirection::kBidirectional);
   }
   stream_index_.erase(stream.id);
+  ConnectionEvent event;
+  event.type = ConnectionEventType::kStreamClosed;
+  event.stream_id = stream.id;
+  push_event(event);
   // Retired, not destroyed: the slot's next stream reuses both objects.
   stream.send.reset();
   stream.receive.reset();
@@ -189,6 +194,12 @@ void Connection::schedule_stream(Stream& stream) {
   if (stream.send && stream.send->data_due(send_credit_.available())) {
     send_queue_.push(stream.slot);
   }
+}
+
+std::optional<StreamPriority> Connection::stream_priority(uint64_t stream_id) const {
+  const Stream* stream = find_stream(stream_id);
+  if (stream == nullptr || !stream->send) return std::nullopt;
+  return send_queue_.priority(stream->slot);
 }
 
 bool Connection::set_stream_priority(uint64_t stream_id, const StreamPriority& priority) {
@@ -251,6 +262,93 @@ bool Connection::stop_sending(uint64_t stream_id, uint64_t error_code) {
   account_consumed(*stream);
   schedule_stream(*stream);
   return true;
+}
+
+// --- Stream frames in packets ------------------------------------------------------------
+
+void Connection::write_stream_frames(transmit::PacketPayloadWriter& writer,
+                                     transmit::PacketContents&) {
+  wire::ByteWriter& frames = writer.frames();
+  // Control frames first, whatever the stream's priority: flow-control
+  // updates and resets must not wait behind another stream's data.
+  size_t visits = control_queue_.size();
+  while (visits-- != 0 && !control_queue_.empty() && writer.remaining() > 8) {
+    const uint32_t slot = control_queue_.front();
+    control_queue_.pop();
+    Stream* stream = stream_slots_[slot].get();
+    if (stream == nullptr) continue;
+    stream->in_control_queue = false;
+    write_stream_control_frames(*stream, frames);
+    schedule_stream(*stream);
+    free_stream_if_done(*stream);
+  }
+  // Then data in the scheduler's order: the front stream gets the rest of
+  // the packet; an incremental one then goes to the back of its level.
+  visits = send_queue_.size();
+  while (visits-- != 0 && !send_queue_.empty() && writer.remaining() > 8) {
+    const uint32_t slot = send_queue_.front();
+    send_queue_.pop();
+    Stream* stream = stream_slots_[slot].get();
+    if (stream == nullptr || !stream->send) continue;
+    write_stream_data(*stream, writer);
+    schedule_stream(*stream);
+    free_stream_if_done(*stream);
+  }
+}
+
+void Connection::write_stream_control_frames(Stream& stream, wire::ByteWriter& frames) {
+  wire::Frame frame;
+  if (stream.receive) {
+    ReceiveStream& receive = *stream.receive;
+    if (receive.window().update_due()) {
+      const uint64_t limit = receive.window().next_limit();
+      frame.type = wire::FrameType::kMaxStreamData;
+      frame.max_stream_data = {stream.id, limit};
+      if (wire::encode_frame(frames, frame)) {
+        receive.window().on_update_sent(limit);
+        sent_frames_.add(SentFrame{
+            .stream_id = stream.id, .offset = limit, .type = SentFrameType::kMaxStreamData});
+      }
+    }
+    if (receive.stop_sending_due()) {
+      frame.type = wire::FrameType::kStopSending;
+      frame.stop_sending = {stream.id, receive.stop_sending_error()};
+      if (wire::encode_frame(frames, frame)) {
+        receive.on_stop_sending_sent();
+        sent_frames_.add(SentFrame{.stream_id = stream.id, .type = SentFrameType::kStopSending});
+      }
+    }
+  }
+  if (stream.send) {
+    SendStream& send = *stream.send;
+    if (send.reset_frame_due() && send.write_reset_frame(frames)) {
+      sent_frames_.add(SentFrame{.stream_id = stream.id, .type = SentFrameType::kResetStream});
+    }
+    if (send.blocked_frame_due() && send.write_blocked_frame(frames)) {
+      sent_frames_.add(
+          SentFrame{.stream_id = stream.id, .type = SentFrameType::kStreamDataBlocked});
+    }
+  }
+}
+
+void Connection::write_stream_data(Stream& stream, transmit::PacketPayloadWriter& writer) {
+  SendStream& send = *stream.send;
+  StreamFrameRecord record;
+  uint64_t new_bytes = 0;
+  while (send.write_stream_frame(writer, send_credit_.available(), record, new_bytes)) {
+    send_credit_.on_sent(new_bytes);
+    stats_.stream_bytes_sent += new_bytes;
+    sent_frames_.add(SentFrame{.stream_id = stream.id,
+                               .offset = record.offset,
+                               .length = record.length,
+                               .type = SentFrameType::kStream,
+                               .fin = record.fin});
+    if (writer.remaining() <= 8) break;
+  }
+  if (stream.write_blocked && send.writable_bytes() != 0) {
+    stream.write_blocked = false;
+    push_stream_event(stream, ConnectionEventType::kStreamWritable);
+  }
 }
 
 // --- DATAGRAM frames --------------------------------------------------------------------------

@@ -302,6 +302,16 @@ bool Endpoint::set_stream_priority(ConnectionHandle handle, uint64_t stream_id,
   return set;
 }
 
+uint64_t Endpoint::peer_stream_limit(ConnectionHandle handle, conn::StreamDirection direction) {
+  const Connection* c = connection(handle);
+  return c == nullptr ? 0 : c->stream_limits().advertised_max_streams(direction);
+}
+
+uint64_t Endpoint::peer_open_streams(ConnectionHandle handle, conn::StreamDirection direction) {
+  const Connection* c = connection(handle);
+  return c == nullptr ? 0 : c->stream_limits().peer_live_count(direction);
+}
+
 void Endpoint::close(Instant now, ConnectionHandle handle, uint64_t error_code,
                      const char* reason) {
   Connection* c = connection(handle);

@@ -138,6 +138,19 @@ class Endpoint {
   bool set_stream_priority(ConnectionHandle handle, uint64_t stream_id,
                            const conn::StreamPriority& priority);
   void close(Instant now, ConnectionHandle handle, uint64_t error_code, const char* reason);
+  // How many streams of `direction` the peer may open in all: our initial
+  // limit, then each larger MAX_STREAMS sent (kPeerStreamLimit reports
+  // the changes); 0 without such a connection.
+  uint64_t peer_stream_limit(ConnectionHandle handle, conn::StreamDirection direction);
+  // Streams of `direction` the peer opened that are not finished yet (on our
+  // side, data still unacknowledged or unread); 0 without such a
+  // connection. A drained connection has none.
+  uint64_t peer_open_streams(ConnectionHandle handle, conn::StreamDirection direction);
+  // Server: whether new connections are taken. While not (a graceful stop),
+  // every new client Initial is answered with CONNECTION_REFUSED, so the
+  // client tries elsewhere; existing connections go on.
+  void set_accepting(bool accepting) { accepting_ = accepting; }
+  bool accepting() const { return accepting_; }
   // Drops every connection at once, sending nothing and delivering no more
   // events: for shutdown after the graceful close had its time, and for an
   // application about to destroy the ChunkPool its queued data lives in.
@@ -216,6 +229,7 @@ class Endpoint {
   std::vector<ConnectionHandle> free_slots_;
   size_t connection_count_ = 0;
   size_t half_open_count_ = 0;
+  bool accepting_ = true;
 
   conn::SlotQueue transmit_queue_;
   conn::SlotQueue event_queue_;

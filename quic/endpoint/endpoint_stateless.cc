@@ -53,6 +53,11 @@ void Endpoint::accept_initial(Instant now, const conn::PathAddresses& path,
     ++stats_.version_negotiations_sent;
     return;
   }
+  if (!accepting_) {
+    ++stats_.connections_refused;
+    refuse_initial(path, header, wire::TransportErrorCode::kConnectionRefused);
+    return;
+  }
   const uint64_t now_us = now / 1000;
   crypto::ValidatedToken token;
   const InitialTokenAction action =

@@ -3,6 +3,7 @@
 
 #include "dataplane/app/body_source.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -11,6 +12,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -72,15 +74,6 @@ TEST(ParseSyntheticLengthTest, DecimalDigitsOnlyWithinTheLimit) {
   EXPECT_EQ(parse_synthetic_length("/123456789012345678901", UINT64_MAX), std::nullopt);
 }
 
-TEST(ContentTypeTest, HtmlAndCommonTypes) {
-  EXPECT_EQ(content_type_for("/index.html"), "text/html");
-  EXPECT_EQ(content_type_for("/A.HTM"), "text/html");
-  EXPECT_EQ(content_type_for("/x.txt"), "text/plain");
-  EXPECT_EQ(content_type_for("/x.bin"), "application/octet-stream");
-  EXPECT_EQ(content_type_for("/dir.html/file"), "application/octet-stream");
-  EXPECT_EQ(content_type_for("/noext"), "application/octet-stream");
-}
-
 // --- DocumentRoot ---
 
 class DocumentRootTest : public ::testing::Test {
@@ -105,17 +98,23 @@ class DocumentRootTest : public ::testing::Test {
   std::optional<OpenedFile> open(const std::string& target) {
     const std::optional<std::string> path = decode_request_path(target);
     if (!path) return std::nullopt;
-    return DocumentRoot(root_.path()).open(*path);
+    return DocumentRoot(root_.path(), types_).open(*path);
   }
+
+  std::shared_ptr<const MimeTypes> types_ =
+      std::make_shared<const MimeTypes>(MimeTypes::parse("text/html html htm\ntext/plain txt\n"));
 
   TempDir root_{"h3root"};
   TempDir outside_{"h3outside"};
 };
 
 TEST_F(DocumentRootTest, OpensRegularFilesInside) {
+  struct timespec times[2] = {{1600000000, 123456789}, {1600000000, 123456789}};
+  ASSERT_EQ(::utimensat(AT_FDCWD, (root_.path() + "/file.bin").c_str(), times, 0), 0);
   std::optional<OpenedFile> file = open("/file.bin");
   ASSERT_TRUE(file);
   EXPECT_EQ(file->size, 10u);
+  EXPECT_EQ(file->mtime_ns, 1600000000123456789);
   EXPECT_EQ(file->content_type, "application/octet-stream");
   std::array<char, 16> bytes{};
   ASSERT_EQ(::pread(file->fd.get(), bytes.data(), bytes.size(), 0), 10);
@@ -125,6 +124,17 @@ TEST_F(DocumentRootTest, OpensRegularFilesInside) {
   ASSERT_TRUE(page);
   EXPECT_EQ(page->size, 4u);
   EXPECT_EQ(page->content_type, "text/html");
+}
+
+TEST_F(DocumentRootTest, TypesComeFromTheMap) {
+  root_.write("LOUD.HTM", "x");
+  std::optional<OpenedFile> loud = open("/LOUD.HTM");
+  ASSERT_TRUE(loud);
+  EXPECT_EQ(loud->content_type, "text/html");
+  // Without a map, every file is application/octet-stream.
+  std::optional<OpenedFile> untyped = DocumentRoot(root_.path()).open("/index.html");
+  ASSERT_TRUE(untyped);
+  EXPECT_EQ(untyped->content_type, "application/octet-stream");
 }
 
 TEST_F(DocumentRootTest, DirectoriesMapToIndexHtml) {
@@ -265,7 +275,8 @@ TEST(ResponseBodyTest, FileBodyStreamsWithinCapAndReserve) {
   BufferPool pool(1024, 8);
   int returns = 0;
   ResponseBody body = ResponseBody::file(
-      std::move(*file), 3, [](void* context) { ++*static_cast<int*>(context); }, &returns);
+      std::move(*file), 0, contents.size(), 3, [](void* context) { ++*static_cast<int*>(context); },
+      &returns);
   EXPECT_TRUE(body.is_file());
   EXPECT_EQ(body.length(), contents.size());
 
@@ -301,8 +312,42 @@ TEST(ResponseBodyTest, FileBodyStreamsWithinCapAndReserve) {
   EXPECT_EQ(pool.free_buffers(), 8u);
 
   // With no buffer beyond the reserve, nothing is read.
-  ResponseBody other = ResponseBody::file(*root.open("/f"), 4, nullptr, nullptr);
+  ResponseBody other =
+      ResponseBody::file(*root.open("/f"), 0, contents.size(), 4, nullptr, nullptr);
   EXPECT_EQ(other.fill(pool, 8, out, count), BodyFill::kNoBuffers);
+}
+
+TEST(ResponseBodyTest, FileBodyIsExactlyItsByteRange) {
+  TempDir dir;
+  std::string contents(10 * 1024 + 7, '\0');
+  for (size_t i = 0; i < contents.size(); ++i) contents[i] = static_cast<char>(i * 131 + 7);
+  dir.write("f", contents);
+  DocumentRoot root(dir.path());
+  BufferPool pool(1024, 16);
+  const auto read_all = [&](ResponseBody body) {
+    std::string received;
+    std::array<transmit::Chunk, 4> out;
+    size_t count = 0;
+    while (body.fill(pool, 0, out, count) == BodyFill::kOk) {
+      for (size_t i = 0; i < count; ++i) {
+        received.append(reinterpret_cast<const char*>(out[i].data()), out[i].size());
+        out[i].reset();
+      }
+    }
+    return received;
+  };
+  // Across buffer boundaries, at an unaligned offset.
+  ResponseBody middle = ResponseBody::file(*root.open("/f"), 1000, 5000, 8, nullptr, nullptr);
+  EXPECT_EQ(middle.length(), 5000u);
+  EXPECT_EQ(read_all(std::move(middle)), contents.substr(1000, 5000));
+  EXPECT_EQ(
+      read_all(ResponseBody::file(*root.open("/f"), contents.size() - 1, 1, 8, nullptr, nullptr)),
+      contents.substr(contents.size() - 1));
+  // A length past the end is clamped to the file.
+  ResponseBody tail = ResponseBody::file(*root.open("/f"), 10000, 5000, 8, nullptr, nullptr);
+  EXPECT_EQ(tail.length(), contents.size() - 10000);
+  EXPECT_EQ(read_all(std::move(tail)), contents.substr(10000));
+  EXPECT_EQ(pool.free_buffers(), 16u);
 }
 
 TEST(ResponseBodyTest, ShrunkFileIsAnIoError) {
@@ -313,7 +358,7 @@ TEST(ResponseBodyTest, ShrunkFileIsAnIoError) {
   ASSERT_TRUE(file);
   ASSERT_EQ(::truncate((dir.path() + "/f").c_str(), 0), 0);
   BufferPool pool(1024, 8);
-  ResponseBody body = ResponseBody::file(std::move(*file), 8, nullptr, nullptr);
+  ResponseBody body = ResponseBody::file(std::move(*file), 0, 5000, 8, nullptr, nullptr);
   std::array<transmit::Chunk, 4> out;
   size_t count = 0;
   EXPECT_EQ(body.fill(pool, 0, out, count), BodyFill::kIoError);
@@ -329,7 +374,7 @@ TEST(ResponseBodyTest, BuffersOutliveTheirBody) {
   size_t count = 0;
   {
     ResponseBody body = ResponseBody::file(
-        *DocumentRoot(dir.path()).open("/f"), 4,
+        *DocumentRoot(dir.path()).open("/f"), 0, 3000, 4,
         [](void* context) { ++*static_cast<int*>(context); }, &returns);
     ASSERT_EQ(body.fill(pool, 0, out, count), BodyFill::kOk);
     EXPECT_EQ(count, 3u);

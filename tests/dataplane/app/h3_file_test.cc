@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -52,6 +53,7 @@ class H3FileTest : public ::testing::Test {
   H3ServerConfig config(size_t chunk_count = 4096, uint32_t per_response = 64) const {
     H3ServerConfig server_config;
     server_config.root = root_.path();
+    server_config.mime_types = mime_types_;
     server_config.chunk_count = chunk_count;
     server_config.max_buffers_per_response = per_response;
     return server_config;
@@ -60,6 +62,8 @@ class H3FileTest : public ::testing::Test {
   TempDir root_{"h3root"};
   TempDir outside_{"h3outside"};
   std::vector<uint8_t> big_;
+  std::shared_ptr<const MimeTypes> mime_types_ =
+      std::make_shared<const MimeTypes>(MimeTypes::load());
 };
 
 TEST_F(H3FileTest, ServesFilesByteExactAndRefusesEscapes) {

@@ -96,6 +96,7 @@ class H3Pair {
       : pair(std::move(options)), server(*pair.server, server_config), client(*pair.client) {
     pair.server_node->set_application(
         [this](Instant now) { run_application(*pair.server, server, now); });
+    pair.server_node->set_application_deadline([this] { return server.next_deadline(); });
     pair.client_node->set_application(
         [this](Instant now) { run_application(*pair.client, client, now); });
   }
@@ -116,11 +117,13 @@ class H3Pair {
   }
 
   uint64_t get(endpoint::ConnectionHandle handle, const std::string& path,
-               ResponseRecorder& recorder, const std::string& method = "GET") {
+               ResponseRecorder& recorder, const std::string& method = "GET",
+               std::vector<std::pair<std::string, std::string>> fields = {}) {
     H3Request request;
     request.method = method;
     request.authority = "localhost";
     request.path = path;
+    request.fields = std::move(fields);
     const uint64_t id = client.request(handle, request, &recorder);
     EXPECT_NE(id, 0u);
     return id;

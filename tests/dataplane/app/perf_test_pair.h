@@ -51,6 +51,7 @@ class PerfPair {
       }
       server->pump(now);
     });
+    pair->server_node->set_application_deadline([this] { return server->next_deadline(); });
     pair->client_node->set_application([this](Instant now) {
       endpoint::EndpointEvent event;
       while (pair->client->poll_event(event)) {

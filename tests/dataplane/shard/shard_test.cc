@@ -66,9 +66,9 @@ TEST(ShardTest, SteersDatagramsOfMigratedClientsToTheOwningShard) {
   }
   const std::vector<Shard*> peers{servers[0].get(), servers[1].get()};
   for (auto& server : servers) server->set_peers(peers);
-  std::atomic<bool> stop{false};
+  std::atomic<RunPhase> phase{RunPhase::kServe};
   std::vector<std::thread> threads;
-  for (auto& server : servers) threads.emplace_back([&stop, s = server.get()] { s->run(stop); });
+  for (auto& server : servers) threads.emplace_back([&phase, s = server.get()] { s->run(phase); });
 
   crypto::TlsClientConfig client_tls;
   client_tls.alpn_protocols = {"perf"};
@@ -117,7 +117,7 @@ TEST(ShardTest, SteersDatagramsOfMigratedClientsToTheOwningShard) {
     now = monotonic_now();
   }
   client.endpoint().reset_connections();
-  stop = true;
+  phase = RunPhase::kStop;
   for (auto& server : servers) server->wake();
   for (auto& thread : threads) thread.join();
 

@@ -1,5 +1,7 @@
 #include "tests/quic/harness/endpoint_node.h"
 
+#include <algorithm>
+
 namespace dpquic::harness {
 
 EndpointNode::EndpointNode(endpoint::Endpoint& endpoint, size_t segment_size, size_t burst,
@@ -23,7 +25,10 @@ void EndpointNode::handle_timeout(Instant now) {
   if (application_) application_(now);
 }
 
-Instant EndpointNode::poll_timeout() { return endpoint_.poll_timeout(); }
+Instant EndpointNode::poll_timeout() {
+  const Instant endpoint = endpoint_.poll_timeout();
+  return application_deadline_ ? std::min(endpoint, application_deadline_()) : endpoint;
+}
 
 void EndpointNode::poll_transmit(Instant now, Sink& sink) {
   if (application_) application_(now);

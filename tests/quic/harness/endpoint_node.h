@@ -27,6 +27,11 @@ class EndpointNode final : public Node {
   void set_application(std::function<void(Instant)> application) {
     application_ = std::move(application);
   }
+  // When the application has timed work (a shard's Application::
+  // next_deadline): the node wakes by then too.
+  void set_application_deadline(std::function<Instant()> deadline) {
+    application_deadline_ = std::move(deadline);
+  }
 
   void handle_datagram(Instant now, const PathAddresses& path, transmit::EcnCodepoint ecn,
                        std::span<uint8_t> bytes) override;
@@ -45,6 +50,7 @@ class EndpointNode final : public Node {
   std::vector<uint8_t> storage_;
   std::vector<uint8_t*> slices_;
   std::function<void(Instant)> application_;
+  std::function<Instant()> application_deadline_;
   uint64_t datagrams_sent_ = 0;
   uint64_t bytes_sent_ = 0;
 };

@@ -1,0 +1,100 @@
+#pragma once
+// H3Server's per-connection and per-request state, shared by its
+// implementation files (h3_server.cc: events, requests and writing;
+// h3_server_control.cc: priorities and the graceful stop). Private to them.
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include "dataplane/app/h3_server.h"
+#include "quic/conn/stream_scheduler.h"
+
+namespace dpquic::dataplane {
+
+inline constexpr size_t kLentSlots = 16;
+inline constexpr size_t kMaxChunksPerRead = 4;
+
+// --- Per-connection and per-request state -------------------------------------------------------
+
+struct H3Server::Request {
+  int64_t stream_id = 0;
+  H3RequestHead head;
+  bool response_submitted = false;
+  bool read_done = false;      // nghttp3 reads nothing more (FIN, reset, or stopped)
+  bool write_done = false;     // nghttp3 writes nothing more (FIN taken, reset, or stopped)
+  bool write_aborted = false;  // write_done by a reset: nghttp3 must be told
+  bool peer_reset = false;
+  bool io_failed = false;
+  bool reap_queued = false;
+  bool blocked_on_pool = false;
+  bool blocked_on_cap = false;
+  bool return_queued = false;
+  // Both directions are done (the body, its file and buffers are released);
+  // the state stays until the transport frees the stream, so that a
+  // PRIORITY_UPDATE still reorders the response bytes it holds.
+  bool settled = false;
+  bool stream_closed = false;  // kStreamClosed arrived
+  // What the transport was last told of this response's priority.
+  conn::StreamPriority priority;
+  bool priority_set = false;
+  RequestKey key{};
+  H3Server* server = nullptr;
+  // Body chunks lent to nghttp3, in stream order, until it reports them
+  // acknowledged (which we do as soon as the endpoint took them).
+  std::array<transmit::Chunk, kLentSlots> lent;
+  size_t lent_head = 0;
+  size_t lent_count = 0;
+  uint64_t front_acked = 0;
+  // After `lent`, so it is destroyed first: buffers released by the chunks
+  // then do not report to this request any more.
+  ResponseBody body;
+};
+
+class H3Server::StreamOwner final : public H3StreamOwner {
+ public:
+  StreamOwner(H3Server& server, Connection& connection)
+      : server_(server), connection_(connection) {}
+  transmit::Chunk find_lent(int64_t stream_id, const uint8_t* data, size_t length) override;
+  void on_fin_sent(int64_t stream_id) override;
+  void on_send_refused(int64_t stream_id) override;
+
+ private:
+  H3Server& server_;
+  Connection& connection_;
+};
+
+struct H3Server::Connection {
+  Connection(H3Server& server, endpoint::Endpoint& endpoint, endpoint::ConnectionHandle handle,
+             uint64_t connection_serial)
+      : session(endpoint, handle), serial(connection_serial), owner(server, *this) {}
+  ~Connection() {
+    // nghttp3 first: nothing may call back into requests being destroyed.
+    session.destroy();
+  }
+  Request* find(int64_t stream_id) {
+    auto it = requests.find(stream_id);
+    return it == requests.end() ? nullptr : it->second.get();
+  }
+
+  H3Session session;
+  uint64_t serial;
+  StreamOwner owner;
+  // Graceful stop: the GOAWAY announcing it was sent; the final one, naming
+  // the last request taken, is due at final_goaway_at, then sent.
+  bool goaway_notice_sent = false;
+  bool final_goaway_sent = false;
+  Instant final_goaway_at = kNever;
+  Instant idle_since = kNever;  // after the final GOAWAY: nothing left to deliver
+  std::unordered_map<int64_t, std::unique_ptr<Request>> requests;
+  std::vector<int64_t> reap_list;
+  // The highest request stream that had state: a reset of a stream above
+  // it was never answered, one below it was.
+  int64_t highest_request = -1;
+  bool in_ready = false;
+};
+
+}  // namespace dpquic::dataplane
