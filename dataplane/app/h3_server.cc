@@ -51,7 +51,8 @@ H3Server::H3Server(endpoint::Endpoint& endpoint, const H3ServerConfig& config)
                  pool_.adopt_static(synthetic_block())),
       reserve_(
           std::min<size_t>(std::max<size_t>(8, config.chunk_count / 32), config.chunk_count / 2)),
-      scratch_(kH3ReadScratchBytes) {
+      scratch_(kH3ReadScratchBytes),
+      header_budget_(config.max_field_section_size + kHeaderSlack) {
   if (config.chunk_size < 1024) throw std::runtime_error("h3: chunk_size must be at least 1024");
   if (config.chunk_count < 16) throw std::runtime_error("h3: chunk_count must be at least 16");
 
@@ -66,6 +67,8 @@ H3Server::H3Server(endpoint::Endpoint& endpoint, const H3ServerConfig& config)
   callbacks_.reset_stream = cb_reset_stream;
   nghttp3_settings_default(&settings_);
   settings_.max_field_section_size = config.max_field_section_size;
+  settings_.qpack_max_dtable_capacity = config.qpack_table_capacity;
+  settings_.qpack_blocked_streams = config.qpack_blocked_streams;
 }
 
 H3Server::~H3Server() { connections_.clear(); }
@@ -203,49 +206,72 @@ void H3Server::on_event(Instant now, const endpoint::EndpointEvent& event) {
 }
 
 void H3Server::on_stream_readable(Instant now, Connection& connection, uint64_t stream_id) {
+  if (is_client_bidi(stream_id)) return on_request_readable(now, connection, stream_id);
+  bool fin = false;
+  const int rv = connection.session.read_stream(stream_id, scratch_, fin);
+  if (rv < 0) return fail(now, connection, rv);
+  // The control stream may have carried PRIORITY_UPDATE frames.
+  apply_priorities(connection);
+  mark_ready(connection);
+}
+
+void H3Server::on_request_readable(Instant now, Connection& connection, uint64_t stream_id) {
   H3Session& session = connection.session;
   const auto id = static_cast<int64_t>(stream_id);
+  Request* request = connection.find(id);
   bool fin = false;
-  if (is_client_bidi(stream_id)) {
-    Request* request = connection.find(id);
+  if (request != nullptr && request->read_done) {
+    // nghttp3 is done with this side: drain, never feed it.
+    while (endpoint_.read(session.handle(), stream_id, scratch_, fin) != 0 && !fin) {
+    }
+    return;
+  }
+  for (;;) {
+    // Until its header section ends a request feeds nghttp3 a bounded
+    // amount: nghttp3 keeps a stream blocked on QPACK encoder instructions
+    // in a buffer of its own, however much arrives.
+    const uint64_t budget = request != nullptr ? request->header_budget : header_budget_;
+    if (budget == 0) return refuse_excessive(now, connection, *request);
+    const size_t room = std::min<uint64_t>(scratch_.size(), budget);
+    const size_t n = endpoint_.read(session.handle(), stream_id, {scratch_.data(), room}, fin);
+    if (n == 0 && !fin) break;
     if (request == nullptr) {
       // State only for a stream that delivers something: a readable event
-      // may follow the end of a stream already freed, e.g. for a
-      // RESET_STREAM arriving after the request was read and its response
-      // stopped. A new stream that ends without a byte has no request
-      // (RFC 9114 §4.1: H3_REQUEST_INCOMPLETE).
-      const size_t n = endpoint_.read(session.handle(), stream_id, scratch_, fin);
+      // may follow the end of a stream already freed. A new stream that
+      // ends without a byte has no request (RFC 9114 §4.1).
       if (n == 0) {
-        if (fin && id > connection.highest_request) {
+        if (id > connection.highest_request) {
           session.reset_stream(stream_id, NGHTTP3_H3_REQUEST_INCOMPLETE);
         }
         return;
       }
       request = &request_for(connection, id);
-      const nghttp3_ssize rv =
-          nghttp3_conn_read_stream(session.conn(), id, scratch_.data(), n, fin ? 1 : 0);
-      if (rv < 0) return fail(now, connection, static_cast<int>(rv));
-      request = connection.find(id);  // callbacks may have queued it for reaping only
-    } else if (request->read_done) {
-      // nghttp3 is done with this side: drain, never feed it.
-      while (endpoint_.read(session.handle(), stream_id, scratch_, fin) != 0 && !fin) {
-      }
-      return;
+      request->header_budget = header_budget_;
     }
-    if (!fin) {
-      const int rv = session.read_stream(stream_id, scratch_, fin);
-      if (rv < 0) return fail(now, connection, rv);
-    }
-    if (fin && request != nullptr) {
-      request->read_done = true;
-      queue_reap(connection, *request);
-    }
-  } else {
-    const int rv = session.read_stream(stream_id, scratch_, fin);
-    if (rv < 0) return fail(now, connection, rv);
-    // The control stream may have carried PRIORITY_UPDATE frames.
-    apply_priorities(connection);
+    if (!request->response_submitted) request->header_budget -= n;
+    const nghttp3_ssize rv =
+        nghttp3_conn_read_stream(session.conn(), id, scratch_.data(), n, fin ? 1 : 0);
+    if (rv < 0) return fail(now, connection, static_cast<int>(rv));
+    request = connection.find(id);  // callbacks may have queued it for reaping only
+    if (fin || request == nullptr || request->read_done) break;
   }
+  if (fin && request != nullptr) {
+    request->read_done = true;
+    queue_reap(connection, *request);
+  }
+  mark_ready(connection);
+}
+
+void H3Server::refuse_excessive(Instant now, Connection& connection, Request& request) {
+  H3Session& session = connection.session;
+  const auto stream_id = static_cast<uint64_t>(request.stream_id);
+  const int rv = nghttp3_conn_shutdown_stream_read(session.conn(), request.stream_id);
+  if (rv != 0 && nghttp3_err_is_fatal(rv)) return fail(now, connection, rv);
+  session.stop_sending(stream_id, NGHTTP3_H3_EXCESSIVE_LOAD);
+  session.reset_stream(stream_id, NGHTTP3_H3_EXCESSIVE_LOAD);
+  ++stats_.streams_reset;
+  request.read_done = request.write_done = request.write_aborted = true;
+  queue_reap(connection, request);
   mark_ready(connection);
 }
 

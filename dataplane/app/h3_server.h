@@ -38,6 +38,10 @@
 
 namespace dpquic::dataplane {
 
+// What a request's HEADERS frame may take beyond the field section size
+// (frame and QPACK prefixes, literal encodings).
+inline constexpr uint64_t kHeaderSlack = 1024;
+
 struct H3ServerConfig {
   // Document root; empty: synthetic bodies only.
   std::string root;
@@ -58,6 +62,16 @@ struct H3ServerConfig {
   size_t max_conditional_field_length = 1024;
   // SETTINGS_MAX_FIELD_SECTION_SIZE we announce (and enforce).
   uint64_t max_field_section_size = 64 * 1024;
+  // QPACK (RFC 9204) as the client's encoder may use it: a dynamic table of
+  // this many bytes per connection, and this many request streams whose
+  // header section waits for encoder instructions. Chromium uses the table
+  // only when streams may block; with it a page's request headers shrink to
+  // about a third. A blocked stream is buffered inside nghttp3, so each
+  // request feeds at most max_field_section_size + kHeaderSlack bytes before
+  // its header section ends: blocked streams hold at most
+  // qpack_blocked_streams times that per connection.
+  size_t qpack_table_capacity = 4096;
+  size_t qpack_blocked_streams = 16;
 };
 
 struct H3ServerStats {
@@ -124,6 +138,10 @@ class H3Server final : public Application {
   void on_stream_readable(Instant now, Connection& connection, uint64_t stream_id);
   void on_stream_reset(Instant now, Connection& connection, uint64_t stream_id);
   void on_stream_stopped(Instant now, Connection& connection, uint64_t stream_id);
+  void on_request_readable(Instant now, Connection& connection, uint64_t stream_id);
+  // A request whose header section outgrew its budget: both directions
+  // reset with H3_EXCESSIVE_LOAD.
+  void refuse_excessive(Instant now, Connection& connection, Request& request);
   void on_stream_closed(Connection& connection, uint64_t stream_id);
   Request& request_for(Connection& connection, int64_t stream_id);
   void reap(Instant now, Connection& connection);
@@ -183,6 +201,7 @@ class H3Server final : public Application {
   std::vector<RequestKey> starved_;                // bodies waiting for pool buffers
   std::vector<RequestKey> returned_;               // capped bodies that got a buffer back
   H3ServerStats stats_;
+  uint64_t header_budget_;  // what a request may feed nghttp3 before its headers end
   bool draining_ = false;
   Instant next_drain_step_ = kNever;  // the earliest final GOAWAY or idle close due
 };

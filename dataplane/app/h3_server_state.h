@@ -37,6 +37,7 @@ struct H3Server::Request {
   // the state stays until the transport frees the stream, so that a
   // PRIORITY_UPDATE still reorders the response bytes it holds.
   bool settled = false;
+  uint64_t header_budget = 0;  // bytes it may still feed nghttp3 before its headers end
   bool stream_closed = false;  // kStreamClosed arrived
   // What the transport was last told of this response's priority.
   conn::StreamPriority priority;

@@ -14,7 +14,7 @@ fail() { echo "FAIL: $*"; exit 1; }
 
 out=$("$bin" --help) || fail "--help exited $?"
 for flag in --backend --listen --cert --key --root --cores --poll --retry --max-connections --cc \
-  --gso --qlog-dir --stats --eal; do
+  --gso --qlog-dir --stats --drain-timeout --eal; do
   grep -q -- "$flag" <<<"$out" || fail "--help does not mention $flag"
 done
 
@@ -45,6 +45,8 @@ expect_error "--max-connections=0" --max-connections=0
 expect_error "expected newreno or cubic" --cc=bbr
 expect_error "expected on or off" --gso=maybe
 expect_error "--stats=x" --stats=x
+expect_error "--drain-timeout=x" --drain-timeout=x
+expect_error "--drain-timeout=-1" --drain-timeout=-1
 expect_error "--cert and --key go together" --cert=/nonexistent.pem
 expect_error "needs a value" --listen
 expect_error "invalid CIDR" --backend=dpdk --ip=10.0.0.2/33
@@ -75,10 +77,13 @@ import socket, time
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
 s.bind(('127.0.0.1', $port))
+open('$work/bound', 'w').close()
 time.sleep(30)
 " &
 pids+=($!)
-sleep 0.5
+# Bound for sure before the server tries (a loaded machine starts python slowly).
+for _ in $(seq 1 100); do [[ -e $work/bound ]] && break; sleep 0.1; done
+[[ -e $work/bound ]] || fail "the port holder did not start"
 expect_error "Address already in use" --listen=127.0.0.1:$port
 
 echo "dataplane CLI: ok"
