@@ -145,7 +145,7 @@ def measure_download(browser, origin):
     return in_fresh_context(browser, measure)
 
 
-def run(runs, dataplane, pin, progress):
+def run(runs, warmup, dataplane, pin, progress):
     """{server: {"load": [ms], "last": [ms], "download": [ms]}}, the
     commands used, and how many handshakes our server counted."""
     work = tempfile.mkdtemp(prefix="browser_bench.")
@@ -161,6 +161,13 @@ def run(runs, dataplane, pin, progress):
         with cdp.Chromium(flags=cdp.quic_flags([o.split("://")[1] for o in origins.values()],
                                                spki), prefix=prefix) as browser:
             commands["chromium"] = browser.command
+            # Chromium's first loads are slower whatever the server (its
+            # caches and JIT warm up): rounds that count nothing come first.
+            for i in range(warmup):
+                for name in SERVERS if i % 2 == 0 else SERVERS[::-1]:
+                    measure_page(browser, origins[name])
+                    measure_download(browser, origins[name])
+                    progress("warm-up %d %s" % (i + 1, name))
             for i in range(runs):
                 # Alternate, and flip the order every run: neither server
                 # always goes first.
@@ -190,7 +197,7 @@ def server_handshakes(log_text):
     return int(match.group(1)) if match else None
 
 
-def report(figures, runs, command, handshakes):
+def report(figures, runs, warmup, command, handshakes):
     median = {name: {k: bench_common.summarize(v)["median"] for k, v in f.items()}
               for name, f in figures.items()}
     ours, theirs = median["dataplane"], median["gtlsserver"]
@@ -205,14 +212,15 @@ def report(figures, runs, command, handshakes):
     rows.append(["20 MB fetch: goodput (Mbit/s)", mbps["dataplane"], mbps["gtlsserver"],
                  "%.2f" % ratio if ratio else "-"])
     desc = bench_common.machine_description()
-    heading = ("Headless %s, medians of %d alternating runs, fresh connection per "
-               "measurement; %s." % (chromium_version(), runs, bench_common.machine_line(desc)))
+    heading = ("Headless %s, medians of %d alternating runs after %d uncounted warm-up "
+               "rounds, fresh connection per measurement; %s." % (
+                   chromium_version(), runs, warmup, bench_common.machine_line(desc)))
     table = bench_common.markdown_table(
         ["measurement", NAMES["dataplane"], NAMES["gtlsserver"], "ours / ngtcp2"], rows,
         align="lrrr", digits=1)
     # Two fresh connections a run (page, download): more handshakes mean the
     # browser retried on a new connection, and those timings include it.
-    expected = 2 * runs
+    expected = 2 * (runs + warmup)
     if handshakes == expected:
         note = "%s: %d handshakes, one per measurement." % (NAMES["dataplane"], handshakes)
     else:
@@ -231,6 +239,8 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=5, help="runs per server (default 5)")
+    parser.add_argument("--warmup", type=int, default=2,
+                        help="uncounted rounds before the runs (default 2)")
     parser.add_argument("--dataplane", default=DATAPLANE,
                         help="our server binary (default bazel-bin/dataplane/dataplane)")
     parser.add_argument("--no-pin", action="store_true",
@@ -238,6 +248,8 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if args.runs < 1:
         parser.error("--runs must be at least 1")
+    if args.warmup < 0:
+        parser.error("--warmup must not be negative")
     for tool in ("chromium", "gtlsserver", "openssl"):
         if shutil.which(tool) is None:
             parser.error("%s is missing: run tools/setup.sh" % tool)
@@ -250,12 +262,13 @@ def main(argv=None):
 
     command = " ".join(shlex.quote(a) for a in [os.path.relpath(sys.argv[0])] + sys.argv[1:])
     try:
-        figures, commands, handshakes = run(args.runs, args.dataplane, not args.no_pin,
+        figures, commands, handshakes = run(args.runs, args.warmup, args.dataplane,
+                                            not args.no_pin,
                                             lambda text: print(text, file=sys.stderr, flush=True))
     except (BenchError, cdp.CdpError) as e:
         print("browser_bench: %s" % e, file=sys.stderr)
         return 1
-    print(report(figures, args.runs, command, handshakes))
+    print(report(figures, args.runs, args.warmup, command, handshakes))
     for name in SERVERS + ("chromium",):
         print("- %s: `%s`" % (name, " ".join(commands[name])))
     return 0
