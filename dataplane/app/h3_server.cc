@@ -107,8 +107,8 @@ H3Server::Connection* H3Server::connection_for(Instant now, endpoint::Connection
   if (rv != 0) {
     fail(now, connection, rv);
   } else {
-    // Events before the ALPN was known reached no application: the limit
-    // is read, not only reported.
+    // The initial limit, and any raise reported before the ALPN was known
+    // (such events reach no application): read, not only reported.
     sync_stream_limit(connection);
   }
   return &connection;
@@ -210,8 +210,12 @@ void H3Server::on_stream_readable(Instant now, Connection& connection, uint64_t 
   bool fin = false;
   const int rv = connection.session.read_stream(stream_id, scratch_, fin);
   if (rv < 0) return fail(now, connection, rv);
-  // The control stream may have carried PRIORITY_UPDATE frames.
-  apply_priorities(connection);
+  // The control stream may have carried PRIORITY_UPDATE frames (the QPACK
+  // encoder stream, read far more often, cannot).
+  if (!nghttp3_conn_is_remote_qpack_encoder_stream(connection.session.conn(),
+                                                   static_cast<int64_t>(stream_id))) {
+    apply_priorities(connection);
+  }
   mark_ready(connection);
 }
 

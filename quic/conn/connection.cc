@@ -75,8 +75,6 @@ void Connection::init_common(Instant now, const PathAddresses& path) {
   idle_timeout_ = config_.transport.max_idle_timeout_ms * kMillisecond;
   handshake_deadline_ = now + config_.handshake_timeout;
   reset_idle_timer(now);
-  push_stream_limit_event(StreamDirection::kBidirectional);
-  push_stream_limit_event(StreamDirection::kUnidirectional);
 }
 
 bool Connection::start_client(Instant now, const PathAddresses& path, std::string_view server_name,

@@ -84,9 +84,8 @@ enum class ConnectionEventType : uint8_t {
   // Client: the server refused 0-RTT; every stream opened so far is gone
   // (RFC 9001 §4.6.2) and requests must be sent again.
   kZeroRttRejected,
-  // We allow the peer more streams: `limit` is the cumulative number of
-  // streams of `direction` it may open, our transport parameter at first
-  // (reported once at start) and then each larger MAX_STREAMS we send.
+  // We sent a larger MAX_STREAMS: the peer may open more streams
+  // (Endpoint::peer_stream_limit says how many in all).
   kPeerStreamLimit,
   kClosed,  // the connection is gone; error_code/reason say why
 };
@@ -106,8 +105,6 @@ struct ConnectionEvent {
   ConnectionEventType type = ConnectionEventType::kEstablished;
   uint64_t stream_id = 0;
   uint64_t error_code = 0;
-  uint64_t limit = 0;                                           // kPeerStreamLimit
-  StreamDirection direction = StreamDirection::kBidirectional;  // kPeerStreamLimit
   CloseReason close_reason = CloseReason::kNone;
   bool application_error = false;
 };
@@ -297,7 +294,6 @@ class Connection final : public transmit::TransmitSource,
   bool follow_server_version(const wire::ParsedHeader& header);
   void push_event(const ConnectionEvent& event);
   void push_stream_event(Stream& stream, ConnectionEventType type);
-  void push_stream_limit_event(StreamDirection direction);
 
   // connection_receive.cc
   void process_packet(Instant now, uint32_t path_id, transmit::EcnCodepoint ecn,

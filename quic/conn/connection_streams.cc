@@ -49,14 +49,6 @@ void Connection::push_stream_event(Stream& stream, ConnectionEventType type) {
   push_event(event);
 }
 
-void Connection::push_stream_limit_event(StreamDirection direction) {
-  ConnectionEvent event;
-  event.type = ConnectionEventType::kPeerStreamLimit;
-  event.direction = direction;
-  event.limit = stream_limits_.advertised_max_streams(direction);
-  push_event(event);
-}
-
 bool Connection::poll_event(ConnectionEvent& event) {
   if (events_count_ == 0) return false;
   event = events_[events_head_];

@@ -517,7 +517,7 @@ void Connection::write_control_frames(transmit::PacketPayloadWriter& writer,
         const uint64_t before = stream_limits_.advertised_max_streams(direction);
         stream_limits_.on_max_streams_sent(direction, value);
         if (stream_limits_.advertised_max_streams(direction) > before) {
-          push_stream_limit_event(direction);
+          push_event({ConnectionEventType::kPeerStreamLimit});
         }
         sent_frames_.add(SentFrame{
             .offset = value,

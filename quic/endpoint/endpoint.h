@@ -140,7 +140,7 @@ class Endpoint {
   void close(Instant now, ConnectionHandle handle, uint64_t error_code, const char* reason);
   // How many streams of `direction` the peer may open in all: our initial
   // limit, then each larger MAX_STREAMS sent (kPeerStreamLimit reports
-  // the changes); 0 without such a connection.
+  // those); 0 without such a connection.
   uint64_t peer_stream_limit(ConnectionHandle handle, conn::StreamDirection direction);
   // Streams of `direction` the peer opened that are not finished yet (on our
   // side, data still unacknowledged or unread); 0 without such a

@@ -263,10 +263,16 @@ TEST(ResponseBodyTest, SyntheticBodyIsExactViewsOfTheBlock) {
   EXPECT_EQ(pool.free_buffers(), 4u);  // no buffer used
 }
 
-TEST(ResponseBodyTest, FileBodyStreamsWithinCapAndReserve) {
-  TempDir dir;
+// A file's bytes: 10 KiB and 7, none repeating every few bytes.
+std::string patterned_contents() {
   std::string contents(10 * 1024 + 7, '\0');
   for (size_t i = 0; i < contents.size(); ++i) contents[i] = static_cast<char>(i * 131 + 7);
+  return contents;
+}
+
+TEST(ResponseBodyTest, FileBodyStreamsWithinCapAndReserve) {
+  TempDir dir;
+  const std::string contents = patterned_contents();
   dir.write("f", contents);
   DocumentRoot root(dir.path());
   std::optional<OpenedFile> file = root.open("/f");
@@ -319,8 +325,7 @@ TEST(ResponseBodyTest, FileBodyStreamsWithinCapAndReserve) {
 
 TEST(ResponseBodyTest, FileBodyIsExactlyItsByteRange) {
   TempDir dir;
-  std::string contents(10 * 1024 + 7, '\0');
-  for (size_t i = 0; i < contents.size(); ++i) contents[i] = static_cast<char>(i * 131 + 7);
+  const std::string contents = patterned_contents();
   dir.write("f", contents);
   DocumentRoot root(dir.path());
   BufferPool pool(1024, 16);
