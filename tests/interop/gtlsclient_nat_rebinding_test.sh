@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # gtlsclient simulates a NAT rebinding (--change-local-addr --nat-rebinding:
-# it sends from a new port without validating the path) 30 ms after the
-# handshake, in the middle of a 30 MB download. The request also uploads a
+# it sends from a new port without validating the path) 100 ms after the
+# handshake, in the middle of a 60 MB download (late enough for slow start to
+# be well under way on a loaded machine). The request also uploads a
 # 20 MB body (the server ignores it): ngtcp2 0.12.1 drops the packets that
 # still reach its old port, so a client that only receives would fall
 # silent after the rebinding and never show the server its new address;
@@ -16,9 +17,9 @@ DATAPLANE=$1
 mkdir -p "$WORK/qlog"
 head -c 20000000 /dev/zero >"$WORK/body"
 start_dataplane "$DATAPLANE" --qlog-dir="$WORK/qlog"
-gtls_run client --no-quic-dump --no-http-dump -d "$WORK/body" --change-local-addr=30ms \
-  --nat-rebinding -- "https://127.0.0.1:$PORT/30000000"
-expect_synthetic "$WORK/download/30000000" 30000000
+gtls_run client --no-quic-dump --no-http-dump -d "$WORK/body" --change-local-addr=100ms \
+  --nat-rebinding -- "https://127.0.0.1:$PORT/60000000"
+expect_synthetic "$WORK/download/60000000" 60000000
 expect_client_moved "$WORK/client.log"
 grep -q "^Path validation" "$WORK/client.log" && fail "the client validated a path (not a rebinding)"
 stop_dataplane

@@ -133,6 +133,10 @@ bool LoadWorker::live(const Slot& slot) const {
   return slot.state == SlotState::kConnecting || slot.state == SlotState::kEstablished;
 }
 
+LiveConnection LoadWorker::live_connection(const Slot& slot) {
+  return {slot.state == SlotState::kConnecting, slot.in_flight, slot.issued};
+}
+
 bool LoadWorker::can_issue() const {
   return !stopping_ && !options_.handshake_only && !idle_mode_ && (unbounded_ || remaining_ > 0);
 }
@@ -150,18 +154,13 @@ void LoadWorker::check_all_established(Instant now) {
 
 void LoadWorker::open_slots(Instant now) {
   if (idle_.empty()) return;
-  // Requests the connections under way will take: one each at least for
-  // those in their handshake, and with --per-connection what the established
-  // ones have left to issue. No connection is opened that would get none.
+  // Requests the connections under way will take (connection_promise.h).
+  // No connection is opened that would get none.
   uint64_t promised = 0;
-  if (!unbounded_ && !options_.handshake_only && !idle_mode_) {
+  const bool bounded = !unbounded_ && !options_.handshake_only && !idle_mode_;
+  if (bounded) {
     for (const Slot& slot : slots_) {
-      if (slot.state == SlotState::kConnecting && slot.in_flight == 0) {
-        ++promised;
-      } else if (slot.state == SlotState::kEstablished && options_.per_connection != 0 &&
-                 slot.issued < options_.per_connection) {
-        promised += options_.per_connection - slot.issued;
-      }
+      if (live(slot)) promised += requests_promised(live_connection(slot), options_.per_connection);
     }
   }
   while (!idle_.empty()) {
@@ -188,7 +187,8 @@ void LoadWorker::open_slots(Instant now) {
     if (!connect(index, now)) return;  // the pool is full: later
     idle_.pop_back();
     if (options_.handshake_only && !unbounded_) --remaining_;
-    if (slots_[index].in_flight == 0) ++promised;
+    if (bounded)
+      promised += requests_promised(live_connection(slots_[index]), options_.per_connection);
   }
 }
 

@@ -28,6 +28,7 @@
 #include "quic/conn/socket_address.h"
 #include "quic/endpoint/endpoint.h"
 #include "tools/quicload/body_check.h"
+#include "tools/quicload/connection_promise.h"
 #include "tools/quicload/latency_histogram.h"
 #include "tools/quicload/load_options.h"
 #include "tools/quicload/load_report.h"
@@ -112,6 +113,7 @@ class LoadWorker final : public dataplane::Application,
   bool can_issue() const;
   bool reopen_allowed() const;
   bool live(const Slot& slot) const;
+  static LiveConnection live_connection(const Slot& slot);
   void schedule(Instant now);
   void open_slots(Instant now);
   bool connect(uint32_t index, Instant now);
