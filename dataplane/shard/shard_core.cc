@@ -82,6 +82,7 @@ bool ShardCore::keep_running(Instant now, RunPhase phase, Duration drain_timeout
     endpoint_->set_accepting(false);
     if (application_ != nullptr) application_->drain(now);
   }
+  if (stage_ == Stage::kDraining && now >= next_sweep_) close_unresponsive(now);
   const bool drained =
       stage_ == Stage::kDraining && (endpoint_->connection_count() == 0 || now >= stage_end_);
   if (stage_ != Stage::kClosing && (phase == RunPhase::kStop || drained)) {
@@ -92,6 +93,16 @@ bool ShardCore::keep_running(Instant now, RunPhase phase, Duration drain_timeout
   }
   if (stage_ == Stage::kClosing) return endpoint_->connection_count() != 0 && now < stage_end_;
   return true;
+}
+
+void ShardCore::close_unresponsive(Instant now) {
+  next_sweep_ = now + kDrainSweepInterval;
+  for (size_t handle = 0; handle < config_.max_connections; ++handle) {
+    const auto h = static_cast<endpoint::ConnectionHandle>(handle);
+    if (endpoint_->unanswered_probes(h) >= kDrainUnansweredProbes) {
+      endpoint_->close(now, h, 0, "peer unresponsive while draining");
+    }
+  }
 }
 
 void ShardCore::close_all(Instant now) {

@@ -312,6 +312,11 @@ uint64_t Endpoint::peer_open_streams(ConnectionHandle handle, conn::StreamDirect
   return c == nullptr ? 0 : c->stream_limits().peer_live_count(direction);
 }
 
+uint32_t Endpoint::unanswered_probes(ConnectionHandle handle) {
+  const Connection* c = connection(handle);
+  return c == nullptr ? 0 : c->recovery().pto_count();
+}
+
 void Endpoint::close(Instant now, ConnectionHandle handle, uint64_t error_code,
                      const char* reason) {
   Connection* c = connection(handle);

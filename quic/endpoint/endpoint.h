@@ -146,6 +146,10 @@ class Endpoint {
   // side, data still unacknowledged or unread); 0 without such a
   // connection. A drained connection has none.
   uint64_t peer_open_streams(ConnectionHandle handle, conn::StreamDirection direction);
+  // Probe timeouts in a row that the peer answered nothing to (RFC 9002
+  // §6.2: the PTO count, reset by any acknowledgement); 0 without such a
+  // connection.
+  uint32_t unanswered_probes(ConnectionHandle handle);
   // Server: whether new connections are taken. While not (a graceful stop),
   // every new client Initial is answered with CONNECTION_REFUSED, so the
   // client tries elsewhere; existing connections go on.

@@ -2,7 +2,9 @@
 # The server's graceful stop, end to end on loopback: an idle server exits
 # at once on SIGTERM; a busy one refuses new connections while draining,
 # keeps serving the download it took, and closes it when --drain-timeout
-# runs out; a second SIGTERM, or --drain-timeout=0, closes at once. Every
+# runs out; a client that falls silent (stopped, as if it vanished without
+# its CONNECTION_CLOSE arriving) does not hold the drain for its idle
+# timeout; a second SIGTERM, or --drain-timeout=0, closes at once. Every
 # exit is 0 and every wait bounded.
 set -uo pipefail
 DATAPLANE=$1
@@ -82,4 +84,24 @@ await_exit 5
 [[ $TOOK -lt 1500 ]] || fail "--drain-timeout=0: exit took $TOOK ms"
 wait "$LOAD_PID"
 
-echo "drain signals: ok"
+# 5. A client that falls silent mid-download: the server's probes go
+# unanswered, and after ShardCore::kDrainUnansweredProbes of them (about
+# 1 s on loopback, plus the closing period) it closes the connection and
+# exits, long before the 30 s idle timeout and the 30 s drain bound.
+start_dataplane "$DATAPLANE" --drain-timeout=30
+# quicload runs without a timeout wrapper here, so that $! is the process
+# to stop; it is killed below in any case.
+"$QUICLOAD" --no-progress "https://127.0.0.1:$PORT/100000000000" >"$WORK/silent.log" 2>&1 &
+client=$!
+trap 'kill -KILL "$client" 2>/dev/null; cleanup' EXIT
+sleep 1
+kill -STOP "$client"
+sleep 0.2
+signal_server
+await_exit 15
+kill -KILL "$client"
+wait "$client"
+[[ $TOOK -lt 8000 ]] || fail "a silent client held the drain for $TOOK ms"
+silent_took=$TOOK
+
+echo "drain signals: ok (a silent client ended the drain after $silent_took ms)"
