@@ -109,11 +109,11 @@ TEST_F(H3BudgetTest, ReadAheadStopsAtTheClientsCredit) {
   // What the transport takes beyond zero credit (kSendAheadOfCredit, one
   // buffer) and the one more that makes the wait for credit certain to end:
   // two buffers, where the response may have 64.
-  EXPECT_EQ(pool_in_use(*rig.server), 2u);
+  EXPECT_EQ(rig.server->buffers_in_flight(*stingy), 2u);
   EXPECT_LE(pool_in_use(*rig.server), 2u + 1u);  // and the stager's
 
   expect_served(rig);
-  EXPECT_EQ(pool_in_use(*rig.server), 2u);
+  EXPECT_EQ(rig.server->buffers_in_flight(*stingy), 2u);
 }
 
 TEST_F(H3BudgetTest, AClientWithoutCreditHoldsAtMostItsShareOfFilesAndBuffers) {
@@ -122,7 +122,7 @@ TEST_F(H3BudgetTest, AClientWithoutCreditHoldsAtMostItsShareOfFilesAndBuffers) {
   const auto stingy = rig.server_handle(*rig.first);
   ASSERT_TRUE(stingy);
   const size_t descriptors = open_descriptors();
-  const uint32_t files = 32u;
+  const uint32_t files = H3ServerConfig{}.max_files_per_connection;
   // Incremental, as a browser marks images: the responses take turns, so
   // each would read ahead (non-incremental ones go one after another).
   ResponseRecorder stuck;
@@ -132,11 +132,11 @@ TEST_F(H3BudgetTest, AClientWithoutCreditHoldsAtMostItsShareOfFilesAndBuffers) {
   }
   rig.run_for(2 * kSecond);
   EXPECT_EQ(stuck.completed(), 0u);
-  EXPECT_EQ((open_descriptors() - descriptors), files);
+  EXPECT_EQ(rig.server->open_files(*stingy), files);
   EXPECT_EQ(open_descriptors() - descriptors, files);
-  EXPECT_EQ(pool_in_use(*rig.server), 2u * files);
+  EXPECT_EQ(rig.server->buffers_in_flight(*stingy), 2u * files);
   EXPECT_LE(pool_in_use(*rig.server), 2u * files + 1u);
-  // file_waits: no such stat
+  EXPECT_EQ(rig.server->stats().file_waits, 100u - files);
   EXPECT_EQ(rig.server->open_request_count(), 100u);  // waiting, not refused
 
   expect_served(rig);
@@ -146,9 +146,9 @@ TEST_F(H3BudgetTest, AClientWithoutCreditHoldsAtMostItsShareOfFilesAndBuffers) {
   for (size_t i = 0; i < 10; ++i) EXPECT_TRUE(rig.first->h3.cancel(rig.first->handle, ids[i]));
   rig.run_for(kSecond);
   EXPECT_EQ(rig.server->open_request_count(), 90u);
-  EXPECT_EQ((open_descriptors() - descriptors), files);
+  EXPECT_EQ(rig.server->open_files(*stingy), files);
   EXPECT_EQ(open_descriptors() - descriptors, files);
-  EXPECT_EQ(pool_in_use(*rig.server), 2u * files);
+  EXPECT_EQ(rig.server->buffers_in_flight(*stingy), 2u * files);
 
   // Everything cancelled: every descriptor and buffer comes back.
   for (size_t i = 10; i < ids.size(); ++i) {
@@ -156,9 +156,9 @@ TEST_F(H3BudgetTest, AClientWithoutCreditHoldsAtMostItsShareOfFilesAndBuffers) {
   }
   rig.run_for(kSecond);
   EXPECT_EQ(rig.server->open_request_count(), 0u);
-  EXPECT_EQ((open_descriptors() - descriptors), 0u);
+  EXPECT_EQ(rig.server->open_files(*stingy), 0u);
   EXPECT_EQ(open_descriptors(), descriptors);
-  EXPECT_EQ(pool_in_use(*rig.server), 0u);
+  EXPECT_EQ(rig.server->buffers_in_flight(*stingy), 0u);
   EXPECT_EQ(rig.server->stats().responses_5xx, 0u);
 }
 
@@ -189,7 +189,7 @@ TEST_F(H3BudgetTest, RequestsBeyondTheFileCapWaitAndAreServedMostUrgentFirst) {
   const auto handle = rig.server_handle(*rig.first);
   ASSERT_TRUE(handle);
   const size_t descriptors = open_descriptors();
-  const uint32_t files = 32u;
+  const uint32_t files = H3ServerConfig{}.max_files_per_connection;
   // 40 downloads of 1 MiB arrive long before the first one ends: 32 get a
   // file, 8 wait, and the last of those is the most urgent.
   OrderRecorder order;
@@ -204,13 +204,13 @@ TEST_F(H3BudgetTest, RequestsBeyondTheFileCapWaitAndAreServedMostUrgentFirst) {
   size_t most_files = 0;
   size_t most_descriptors = 0;
   ASSERT_TRUE(rig.run_until([&] {
-    most_files = std::max(most_files, (open_descriptors() - descriptors));
+    most_files = std::max(most_files, rig.server->open_files(*handle));
     most_descriptors = std::max(most_descriptors, open_descriptors() - descriptors);
     return order.recorder.completed() == ids.size();
   }));
   EXPECT_EQ(most_files, files);
   EXPECT_EQ(most_descriptors, files);
-  // file_waits: no such stat
+  EXPECT_EQ(rig.server->stats().file_waits, 40u - files);
   for (uint64_t id : ids) {
     EXPECT_EQ(order.recorder[id].outcome.result, H3Result::kOk) << id;
     EXPECT_EQ(order.recorder[id].status, 200) << id;
@@ -236,12 +236,12 @@ TEST_F(H3BudgetTest, AConnectionsFileResponsesShareItsBufferCap) {
   }
   size_t most = 0;
   ASSERT_TRUE(rig.run_until([&] {
-    most = std::max(most, pool_in_use(*rig.server));
+    most = std::max(most, rig.server->buffers_in_flight(*handle));
     return recorder.completed() == ids.size();
   }));
   // Eight incremental responses would take 64 each; together they reach
   // the cap.
-  EXPECT_EQ(most, 128u);
+  EXPECT_EQ(most, H3ServerConfig{}.max_buffers_per_connection);
   for (uint64_t id : ids) {
     EXPECT_EQ(recorder[id].outcome.result, H3Result::kOk);
     ASSERT_EQ(recorder[id].body.size(), big_.size()) << id;
