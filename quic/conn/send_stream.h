@@ -51,8 +51,12 @@ class SendStream {
  public:
   // A recycled stream keeps at most this many ring slots and ranges per
   // range set: far more than a short stream uses (8 of each at first, so
-  // those never give storage back), little memory per stream slot.
-  static constexpr size_t kMaxRetainedChunkSlots = 64;
+  // those never give storage back), little memory per stream slot. Writers
+  // offer what writable_bytes() allows, which follows the peer's credit, so
+  // a bulk stream's 4 MiB buffer holds chunks from 16 KiB up: 256 slots
+  // (about 10 KiB) cover it, and the next bulk stream on the slot does not
+  // grow the ring again.
+  static constexpr size_t kMaxRetainedChunkSlots = 256;
   static constexpr size_t kMaxRetainedRanges = 64;
   // Bytes the stream queues beyond the peer's MAX_STREAM_DATA: enough that
   // data goes out as soon as the limit rises, before the application is
