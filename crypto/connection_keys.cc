@@ -34,7 +34,17 @@ bool KeyPhase::advance_read(uint64_t packet_number) {
   ++read_generation_;
   lowest_current_packet_number_ = packet_number;
   highest_current_packet_number_ = packet_number;
-  return write_generation_ < read_generation_;
+  const bool peer_started = write_generation_ < read_generation_;
+  if (peer_started) {
+    peer_update_packet_ = packet_number;
+  } else {
+    peer_update_packet_.reset();  // the peer answered ours
+  }
+  return peer_started;
+}
+
+void KeyPhase::on_ack_sent(uint64_t largest) {
+  if (peer_update_packet_ && largest >= *peer_update_packet_) peer_update_packet_.reset();
 }
 
 void ConnectionKeys::Secret::wipe() {
@@ -239,7 +249,9 @@ bool ConnectionKeys::on_packet_opened(EncryptionLevel level, KeyGeneration gener
   }
   DirectionKeys& read = application_[direction_index(Direction::kRead)];
   if (!read.keys.installed() || !next_read_.installed()) return false;
-  if (key_phase_.precedes_current(packet_number)) {
+  // An update of ours that the peer answers is not one of its own.
+  const bool consecutive = !key_phase_.update_pending() && key_phase_.peer_update_unacknowledged();
+  if (key_phase_.precedes_current(packet_number) || consecutive) {
     key_update_error_ = true;
     return false;
   }

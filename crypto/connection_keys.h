@@ -71,6 +71,16 @@ class KeyPhase {
   // We started an update the peer has not answered yet (no packet in the
   // new phase received): another one must wait (RFC 9001 §6.1).
   bool update_pending() const { return write_generation_ > read_generation_; }
+  // The peer started the current read generation and we have not yet sent
+  // an acknowledgment of the packet that started it (RFC 9001 §6.2): a
+  // further update from the peer now would be consecutive updates.
+  bool peer_update_unacknowledged() const { return peer_update_packet_.has_value(); }
+  // We sent an ACK frame whose largest acknowledged is `largest`, in a 1-RTT
+  // packet (protected with the current write keys, which follow the peer's
+  // update as soon as it is read). Our ACK frames cover every packet
+  // received up to their largest, so this acknowledges the packet that
+  // started the peer's update once `largest` reaches it.
+  void on_ack_sent(uint64_t largest);
 
   // Which generation a packet with `key_phase` and `packet_number` uses
   // (RFC 9001 §6.3, §6.5): its own phase is the current keys; the other
@@ -98,6 +108,8 @@ class KeyPhase {
   std::optional<uint64_t> lowest_current_packet_number_;
   // Highest packet number opened with the current read keys.
   std::optional<uint64_t> highest_current_packet_number_;
+  // The packet that started the peer's update, until we acknowledged it.
+  std::optional<uint64_t> peer_update_packet_;
 };
 
 class ConnectionKeys final : public SecretSink {
@@ -153,7 +165,10 @@ class ConnectionKeys final : public SecretSink {
   // peer started it (§6.2). Returns false, committing nothing, if the
   // keys cannot be derived, or (key_update_error() turns true) if the packet
   // opened with the next keys has a lower packet number than one already
-  // opened with the current keys (RFC 9001 §6.4).
+  // opened with the current keys (RFC 9001 §6.4), or starts a second update
+  // of the peer's before we acknowledged the packet that started its first
+  // (§6.2: consecutive updates; a peer flipping the phase on every packet
+  // would make us derive keys for each).
   bool on_packet_opened(EncryptionLevel level, KeyGeneration generation, uint64_t packet_number,
                         uint64_t now, uint64_t pto);
 
@@ -162,6 +177,10 @@ class ConnectionKeys final : public SecretSink {
   // handshake is confirmed and a packet of the current phase was
   // acknowledged; this refuses while an update of ours is unanswered.
   bool initiate_key_update();
+
+  // A 1-RTT packet we sent carries an ACK frame up to `largest` (see
+  // KeyPhase::on_ack_sent).
+  void on_ack_sent(uint64_t largest) { key_phase_.on_ack_sent(largest); }
 
   bool write_key_phase() const { return key_phase_.write_phase(); }
   bool read_key_phase() const { return key_phase_.read_phase(); }

@@ -3,6 +3,8 @@
 #include <fcntl.h>
 #include <openssl/bytestring.h>
 #include <openssl/err.h>
+#include <openssl/hmac.h>
+#include <openssl/mem.h>
 #include <openssl/rand.h>
 #include <openssl/sha.h>
 #include <openssl/x509.h>
@@ -64,6 +66,24 @@ TicketKeys random_ticket_keys() {
   return keys;
 }
 
+bool ticket_authentic(std::span<const uint8_t> ticket, const TicketKeys& keys) {
+  constexpr size_t kNameLength = 16;
+  constexpr size_t kIvLength = 16;
+  constexpr size_t kHmacKeyLength = 16;
+  constexpr size_t kMacLength = SHA256_DIGEST_LENGTH;
+  if (ticket.size() <= kNameLength + kIvLength + kMacLength) return false;
+  if (CRYPTO_memcmp(ticket.data(), keys.data(), kNameLength) != 0) return false;
+  const size_t covered = ticket.size() - kMacLength;
+  uint8_t mac[EVP_MAX_MD_SIZE];
+  unsigned mac_length = 0;
+  if (HMAC(EVP_sha256(), keys.data() + kNameLength, kHmacKeyLength, ticket.data(), covered, mac,
+           &mac_length) == nullptr ||
+      mac_length != kMacLength) {
+    return false;
+  }
+  return CRYPTO_memcmp(mac, ticket.data() + covered, kMacLength) == 0;
+}
+
 // --- EarlyDataReplayFilter --------------------------------------------------
 
 EarlyDataReplayFilter::EarlyDataReplayFilter(size_t capacity)
@@ -86,6 +106,12 @@ bool EarlyDataReplayFilter::admit(std::span<const uint8_t> identity, uint64_t no
   free_slot->fingerprint = fingerprint;
   free_slot->expires_at = now_seconds + kWindowSeconds;
   return true;
+}
+
+size_t EarlyDataReplayFilter::recorded(uint64_t now_seconds) const {
+  return static_cast<size_t>(std::count_if(slots_.begin(), slots_.end(), [&](const Slot& slot) {
+    return slot.expires_at > now_seconds;
+  }));
 }
 
 // --- TlsContext ---------------------------------------------------------------
@@ -186,9 +212,8 @@ void TlsContext::configure_server(const TlsServerConfig& config) {
   // Stateless tickets only: no internal session-ID cache to grow.
   SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_SERVER | SSL_SESS_CACHE_NO_INTERNAL);
   SSL_CTX_set_session_psk_dhe_timeout(ctx, config.ticket_lifetime_seconds);
-  if (config.ticket_keys.has_value() &&
-      SSL_CTX_set_tlsext_ticket_keys(ctx, config.ticket_keys->data(), config.ticket_keys->size()) !=
-          1) {
+  ticket_keys_ = config.ticket_keys.value_or(random_ticket_keys());
+  if (SSL_CTX_set_tlsext_ticket_keys(ctx, ticket_keys_.data(), ticket_keys_.size()) != 1) {
     throw_configuration_error("TLS server", "cannot set ticket keys: " + last_ssl_error());
   }
   if (config.early_data_enabled) replay_filter_.emplace(config.replay_filter_capacity);
@@ -304,15 +329,23 @@ enum ssl_select_cert_result_t TlsContext::on_client_hello(const SSL_CLIENT_HELLO
     return ssl_select_cert_success;  // no 0-RTT offered: nothing to replay
   }
   CBS identity;
-  bool admitted =
-      SSL_early_callback_ctx_extension_get(client_hello, TLSEXT_TYPE_pre_shared_key, &data,
-                                           &length) == 1 &&
-      first_psk_identity(data, length, &identity) &&
-      context->replay_filter_->admit(
-          std::span<const uint8_t>(CBS_data(&identity), CBS_len(&identity)), steady_seconds());
-  // A replayed or unrecordable offer still resumes, but without 0-RTT.
+  CBS_init(&identity, nullptr, 0);
+  const bool offered = SSL_early_callback_ctx_extension_get(
+                           client_hello, TLSEXT_TYPE_pre_shared_key, &data, &length) == 1 &&
+                       first_psk_identity(data, length, &identity);
+  const std::span<const uint8_t> ticket(CBS_data(&identity), offered ? CBS_len(&identity) : 0);
+  // Only a ticket we issued is recorded: a made-up one cannot resume anyway
+  // and must not take a slot.
+  const bool admitted = offered && ticket_authentic(ticket, context->ticket_keys_) &&
+                        context->replay_filter_->admit(ticket, steady_seconds());
+  // A replayed, forged or unrecordable offer gets no 0-RTT (a genuine one
+  // still resumes).
   if (!admitted) SSL_set_early_data_enabled(client_hello->ssl, 0);
   return ssl_select_cert_success;
+}
+
+size_t TlsContext::replay_records() const {
+  return replay_filter_ ? replay_filter_->recorded(steady_seconds()) : 0;
 }
 
 int TlsContext::on_new_session(SSL* ssl, SSL_SESSION* session) {

@@ -19,9 +19,11 @@
 //    bounded single-use record (RFC 8446 §8.2): a 0-RTT offer whose PSK
 //    identity was already seen within the freshness window (120 s: 60 s skew
 //    either way) is resumed without 0-RTT. When the record is full, 0-RTT is
-//    refused rather than risked. The record is per context, so with one
-//    context per core a replay steered to another core is only bounded by
-//    the freshness window; application data in 0-RTT must be idempotent.
+//    refused rather than risked. Only tickets this context issued are
+//    recorded (their HMAC is checked first, ticket_authentic), so made-up
+//    identities cannot fill the record and turn 0-RTT off for everyone. The record is per context,
+//    so with one context per core a replay steered to another core is only bounded by the freshness
+//    window; application data in 0-RTT must be idempotent.
 //  - The amount of early data is not a TLS limit in QUIC (max_early_data_size
 //    is always 0xffffffff, RFC 9001 §4.6.1); it is bounded by the transport
 //    parameters (initial_max_data etc.), which the connection enforces.
@@ -63,6 +65,11 @@ enum class PeerVerification : uint8_t {
 // cannot be resumed on another.
 using TicketKeys = std::array<uint8_t, 48>;
 TicketKeys random_ticket_keys();
+// True if `ticket` was issued under `keys`: BoringSSL's ticket layout for
+// keys set with SSL_CTX_set_tlsext_ticket_keys is key name (16 B), IV
+// (16 B), AES-128-CBC ciphertext, then HMAC-SHA256 (32 B) under the HMAC key
+// of everything before it. Checks the name and the HMAC (constant time).
+bool ticket_authentic(std::span<const uint8_t> ticket, const TicketKeys& keys);
 
 struct TlsServerConfig {
   // Required. The SSL_CTX takes its own references; the chain need not
@@ -74,7 +81,7 @@ struct TlsServerConfig {
   bool early_data_enabled = true;
   // TLS 1.3 ticket (PSK) lifetime; BoringSSL's default is two days.
   uint32_t ticket_lifetime_seconds = 24 * 60 * 60;
-  // Unset: BoringSSL generates and rotates keys per context.
+  // Unset: random keys for this context (random_ticket_keys()).
   std::optional<TicketKeys> ticket_keys;
   // Single-use record of 0-RTT PSK identities (rounded up to a power of 2).
   size_t replay_filter_capacity = 4096;
@@ -117,6 +124,8 @@ class EarlyDataReplayFilter {
   // True if `identity` was not seen in the last kWindowSeconds and has now
   // been recorded; false for a replay, or when no slot is free.
   bool admit(std::span<const uint8_t> identity, uint64_t now_seconds);
+  // Identities recorded and not yet expired at `now_seconds`.
+  size_t recorded(uint64_t now_seconds) const;
 
  private:
   struct Slot {
@@ -152,6 +161,8 @@ class TlsContext {
   SSL_CTX* ssl_ctx() const { return ctx_.get(); }
   bool early_data_enabled() const { return early_data_enabled_; }
   bool verify_peer() const { return verify_peer_; }
+  // Server with 0-RTT: PSK identities in the single-use record now.
+  size_t replay_records() const;
 
   // Client session cache. take_session removes the entry: RFC 8446 §C.4,
   // clients should not reuse a ticket; the new connection stores a fresh one.
@@ -190,6 +201,7 @@ class TlsContext {
   bool verify_peer_ = false;
   std::FILE* keylog_ = nullptr;
   std::optional<EarlyDataReplayFilter> replay_filter_;
+  TicketKeys ticket_keys_{};  // server: the keys tickets are issued under
 
   struct CacheEntry {
     CachedSession cached;

@@ -2,12 +2,14 @@
 
 #include <openssl/rand.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <stdexcept>
 #include <thread>
 
@@ -69,6 +71,33 @@ void require_free_port(const conn::SocketAddress& address) {
   UdpSocket socket(probe);
 }
 
+struct DescriptorLimit {
+  uint64_t at_start = 0;  // RLIMIT_NOFILE's soft limit before
+  uint64_t now = 0;       // and after
+};
+
+// Raises RLIMIT_NOFILE's soft limit to the hard one: every file response
+// holds a descriptor while it is sent (H3ServerConfig::
+// max_files_per_connection per connection), and the usual soft limit of
+// 1024 would turn a few dozen busy connections into 503s for everyone. A
+// hard limit of "unlimited" means the kernel's ceiling, fs.nr_open. The
+// soft limit stays as it was when it cannot be raised.
+DescriptorLimit raise_descriptor_limit() {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0) return {};
+  DescriptorLimit result{limit.rlim_cur, limit.rlim_cur};
+  rlim_t target = limit.rlim_max;
+  if (target == RLIM_INFINITY) {
+    uint64_t nr_open = 0;
+    std::ifstream("/proc/sys/fs/nr_open") >> nr_open;
+    target = static_cast<rlim_t>(nr_open);
+  }
+  if (target <= limit.rlim_cur) return result;
+  limit.rlim_cur = target;
+  if (setrlimit(RLIMIT_NOFILE, &limit) == 0) result.now = target;
+  return result;
+}
+
 bool ipv6_loopback_available() {
   try {
     UdpSocketOptions probe;
@@ -84,6 +113,9 @@ bool ipv6_loopback_available() {
 }  // namespace
 
 Server::Server(const ServerOptions& options) : options_(options) {
+  const DescriptorLimit descriptors = raise_descriptor_limit();
+  descriptors_at_start_ = descriptors.at_start;
+  descriptors_ = descriptors.now;
   const bool dpdk = options_.backend == Backend::kDpdk;
   if (!dpdk && options_.listen_is_default && !ipv6_loopback_available()) {
     std::erase_if(options_.listen, [](const conn::SocketAddress& a) {
@@ -103,6 +135,7 @@ Server::Server(const ServerOptions& options) : options_(options) {
   if (!options_.qlog_dir.empty()) {
     require_directory(options_.qlog_dir, "--qlog-dir");
     qlog_ = std::make_unique<QlogFactory>(options_.qlog_dir);
+    qlog_->set_byte_budget(options_.qlog_max_mb << 20);
   }
   if (!dpdk) {
     for (const conn::SocketAddress& address : options_.listen) require_free_port(address);
@@ -258,7 +291,19 @@ std::string Server::banner() const {
       (certificate_generated_ ? "self-signed (generated at start)" : options_.certificate_file) +
       ", SHA-256 fingerprint " + certificate_->sha256_fingerprint() + "\n";
   if (!options_.root.empty()) text += "dataplane: serving files under " + options_.root + "\n";
-  return text;
+  text += "dataplane: open files limit " + std::to_string(descriptors_);
+  if (descriptors_ != descriptors_at_start_) {
+    text += " (raised from " + std::to_string(descriptors_at_start_) + ")";
+  }
+  if (!options_.root.empty()) {
+    // What file responses may hold at once, all connections busy.
+    const uint64_t files =
+        static_cast<uint64_t>(options_.max_connections) * H3ServerConfig{}.max_files_per_connection;
+    text += "; file responses hold up to " + std::to_string(files) + " (" +
+            std::to_string(H3ServerConfig{}.max_files_per_connection) + " per connection)";
+    if (files >= descriptors_) text += ", more than the limit: beyond it a file request gets 503";
+  }
+  return text + "\n";
 }
 
 CounterSnapshot Server::totals() const {

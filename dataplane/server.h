@@ -37,7 +37,7 @@ class Server {
   void run();
 
   // What the operator should know at start: addresses, shards, the
-  // certificate fingerprint.
+  // certificate fingerprint, the open-file limit.
   std::string banner() const;
   CounterSnapshot totals() const;
   // One line of totals since start, printed at exit (tests read it).
@@ -54,6 +54,10 @@ class Server {
   void add_apps(endpoint::Endpoint& endpoint, size_t per_shard);
 
   ServerOptions options_;
+  // RLIMIT_NOFILE's soft limit before and after start raised it to the hard
+  // one (each file response holds a descriptor).
+  uint64_t descriptors_at_start_ = 0;
+  uint64_t descriptors_ = 0;
   std::unique_ptr<crypto::CertificateChain> certificate_;
   std::unique_ptr<QlogFactory> qlog_;  // shared by the shards (thread-safe)
   bool certificate_generated_ = false;

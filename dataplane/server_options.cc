@@ -40,6 +40,8 @@ constexpr char kUsage[] =
     "                            the ceiling of path MTU discovery, which starts at 1452\n"
     "                            (RFC 8899); 1452 or less turns discovery off\n"
     "  --qlog-dir=DIR            write one qlog (JSON-SEQ) per connection into DIR\n"
+    "  --qlog-max-mb=MIB         bound of all qlog files together; when used up, no more\n"
+    "                            qlog is written (default 1024)\n"
     "  --stats=SECONDS           print a summary line every SECONDS (default off)\n"
     "  --drain-timeout=SECONDS   bound of the graceful stop on SIGTERM/SIGINT (default 30;\n"
     "                            0: close every connection at once)\n"
@@ -147,6 +149,9 @@ struct Parser {
     } else if (flag == "--qlog-dir") {
       if (value.empty()) return bad_value(flag, value, "a directory");
       options.qlog_dir = value;
+    } else if (flag == "--qlog-max-mb") {
+      if (!parse_count(value, 1, uint64_t{1} << 20, n)) return bad_value(flag, value, "1..1048576");
+      options.qlog_max_mb = n;
     } else if (flag == "--stats") {
       if (!parse_count(value, 1, 86400, n)) return bad_value(flag, value, "seconds, 1..86400");
       options.stats_seconds = static_cast<uint32_t>(n);

@@ -46,7 +46,8 @@ struct ServerOptions {
   size_t max_udp_payload = 16383;
   PollMode poll = PollMode::kEpoll;
   std::string qlog_dir;
-  uint32_t stats_seconds = 0;  // 0: no stats lines
+  uint64_t qlog_max_mb = 1024;  // all qlog files together, MiB
+  uint32_t stats_seconds = 0;   // 0: no stats lines
   // The bound of a graceful stop (SIGTERM/SIGINT); 0: close at once.
   uint32_t drain_timeout_seconds = 30;
   std::string eal;

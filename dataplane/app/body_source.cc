@@ -216,6 +216,8 @@ bool BufferPool::acquire(Lease& lease, BufferFlight* flight) {
   if (flight != nullptr) {
     ++flight->in_flight;
     ++flight->references;
+    // The group lives while this flight does (it holds a reference).
+    if (flight->group != nullptr) ++flight->group->in_flight;
   }
   lease.data = data;
   lease.capacity = buffer_size_;
@@ -224,7 +226,10 @@ bool BufferPool::acquire(Lease& lease, BufferFlight* flight) {
 }
 
 void BufferPool::release_flight(BufferFlight* flight) {
-  if (flight != nullptr && --flight->references == 0) delete flight;
+  if (flight == nullptr || --flight->references != 0) return;
+  BufferFlight* group = flight->group;
+  delete flight;
+  release_flight(group);
 }
 
 transmit::Chunk BufferPool::adopt_static(std::span<const uint8_t> bytes) {
@@ -240,6 +245,10 @@ void BufferPool::on_release(void* context, const uint8_t* data, size_t) {
   pool->free_.push_back(index);
   if (flight != nullptr) {
     --flight->in_flight;
+    if (BufferFlight* group = flight->group) {
+      --group->in_flight;
+      if (group->on_return != nullptr) group->on_return(group->context);
+    }
     if (flight->on_return != nullptr) flight->on_return(flight->context);
     release_flight(flight);
   }
@@ -267,6 +276,13 @@ ResponseBody ResponseBody::file(OpenedFile file, uint64_t offset, uint64_t lengt
   return body;
 }
 
+void ResponseBody::join_group(BufferFlight* group, uint32_t group_max_in_flight) {
+  if (flight_ == nullptr || flight_->group != nullptr || group == nullptr) return;
+  flight_->group = group;
+  ++group->references;
+  group_max_in_flight_ = std::max<uint32_t>(1, group_max_in_flight);
+}
+
 ResponseBody::ResponseBody(ResponseBody&& other) noexcept
     : length_(other.length_),
       offset_(other.offset_),
@@ -274,7 +290,8 @@ ResponseBody::ResponseBody(ResponseBody&& other) noexcept
       synthetic_(std::move(other.synthetic_)),
       file_(std::move(other.file_)),
       flight_(other.flight_),
-      max_in_flight_(other.max_in_flight_) {
+      max_in_flight_(other.max_in_flight_),
+      group_max_in_flight_(other.group_max_in_flight_) {
   other.flight_ = nullptr;
   other.length_ = other.offset_ = 0;
 }
@@ -289,6 +306,7 @@ ResponseBody& ResponseBody::operator=(ResponseBody&& other) noexcept {
     file_ = std::move(other.file_);
     flight_ = other.flight_;
     max_in_flight_ = other.max_in_flight_;
+    group_max_in_flight_ = other.group_max_in_flight_;
     other.flight_ = nullptr;
     other.length_ = other.offset_ = 0;
   }
@@ -309,7 +327,7 @@ void ResponseBody::release() {
 }
 
 BodyFill ResponseBody::fill(BufferPool& pool, size_t reserve, std::span<transmit::Chunk> out,
-                            size_t& count) {
+                            size_t& count, uint64_t max_bytes) {
   count = 0;
   if (offset_ >= length_) return BodyFill::kEnd;
   if (!file_.valid()) {
@@ -326,9 +344,13 @@ BodyFill ResponseBody::fill(BufferPool& pool, size_t reserve, std::span<transmit
   constexpr size_t kMaxReads = 8;
   const size_t buffer_size = pool.buffer_size();
   if (flight_->in_flight >= max_in_flight_) return BodyFill::kCapped;
+  const BufferFlight* group = flight_->group;
+  if (group != nullptr && group->in_flight >= group_max_in_flight_) return BodyFill::kGroupCapped;
   const uint64_t needed = (length_ - offset_ + buffer_size - 1) / buffer_size;
-  size_t want = std::min<uint64_t>(
-      {out.size(), kMaxReads, needed, static_cast<uint64_t>(max_in_flight_ - flight_->in_flight)});
+  const uint64_t allowed = max_bytes / buffer_size + (max_bytes % buffer_size != 0 ? 1 : 0);
+  size_t want = std::min<uint64_t>({out.size(), kMaxReads, needed, allowed,
+                                    static_cast<uint64_t>(max_in_flight_ - flight_->in_flight)});
+  if (group != nullptr) want = std::min<size_t>(want, group_max_in_flight_ - group->in_flight);
   const size_t available = pool.free_buffers() > reserve ? pool.free_buffers() - reserve : 0;
   want = std::min(want, available);
   if (want == 0) return BodyFill::kNoBuffers;

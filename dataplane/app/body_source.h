@@ -10,7 +10,8 @@
 //   so file data is read straight into the memory QUIC sends from;
 // - ResponseBody: produces a body's next chunks, synthetic (views of static
 //   memory) or file (preadv of a byte range into pooled buffers), within a
-//   per-body cap of buffers in flight.
+//   per-body cap of buffers in flight, a cap for its group (the bodies of
+//   one connection) and the read limit its caller gives (the peer's credit).
 //
 // Everything here belongs to one shard (no locking).
 
@@ -102,16 +103,21 @@ class DocumentRoot {
 
 // --- Buffers ------------------------------------------------------------------------------------
 
-// Counts one body's buffers in flight (handed out and not yet released by
-// the send path). Shared by the body and its buffers, and freed by whichever
-// lets go last, so a buffer released after its body is gone is still
+// Counts buffers in flight (handed out and not yet released by the send
+// path): one body's, and, through `group`, all of one connection's. Shared
+// by its owner and its buffers, and freed by whichever lets go last, so a
+// buffer released after its body (or connection) is gone is still
 // accounted for.
 struct BufferFlight {
   uint32_t in_flight = 0;
-  uint32_t references = 1;  // the body's own, plus one per buffer in flight
-  // Called when a buffer comes back while the body is alive (null after).
+  // The owner's own, plus one per buffer in flight, plus one per member
+  // flight naming this one as its group.
+  uint32_t references = 1;
+  // Called when a buffer comes back while the owner is alive (null after).
   void (*on_return)(void* context) = nullptr;
   void* context = nullptr;
+  // A flight this one's buffers also count in (it holds a reference on it).
+  BufferFlight* group = nullptr;
 };
 
 // Fixed-size writable buffers, each lent to the send path as one chunk
@@ -130,10 +136,10 @@ class BufferPool {
   BufferPool(const BufferPool&) = delete;
   BufferPool& operator=(const BufferPool&) = delete;
 
-  // A free buffer, counted in `flight` (if any) until it comes back. False
-  // when none is free.
+  // A free buffer, counted in `flight` and its group (if any) until it
+  // comes back. False when none is free.
   bool acquire(Lease& lease, BufferFlight* flight = nullptr);
-  // Drops the body's reference to a flight (the body is going away).
+  // Drops the owner's reference to a flight (the owner is going away).
   static void release_flight(BufferFlight* flight);
 
   // A chunk of static memory (never released), e.g. the synthetic block.
@@ -159,11 +165,12 @@ class BufferPool {
 // --- Response bodies ----------------------------------------------------------------------------
 
 enum class BodyFill : uint8_t {
-  kOk,         // chunks produced (the last one ends the body if remaining() == 0)
-  kEnd,        // nothing left
-  kNoBuffers,  // the pool is (nearly) empty: retry once buffers come back
-  kCapped,     // this body has max_in_flight buffers out: retry on a return
-  kIoError,    // the file failed or shrank: the response cannot complete
+  kOk,           // chunks produced (the last one ends the body if remaining() == 0)
+  kEnd,          // nothing left
+  kNoBuffers,    // the pool is (nearly) empty: retry once buffers come back
+  kCapped,       // this body has max_in_flight buffers out: retry on a return
+  kGroupCapped,  // its group has its maximum out: retry when one of the group's returns
+  kIoError,      // the file failed or shrank: the response cannot complete
 };
 
 class ResponseBody {
@@ -178,6 +185,10 @@ class ResponseBody {
   // body lives.
   static ResponseBody file(OpenedFile file, uint64_t offset, uint64_t length,
                            uint32_t max_in_flight, void (*on_return)(void*), void* context);
+  // Counts this file body's buffers in `group` too (e.g. its connection's),
+  // and reads nothing while the group has group_max_in_flight out. Before
+  // the first fill(); no effect on a synthetic body.
+  void join_group(BufferFlight* group, uint32_t group_max_in_flight);
   ResponseBody(ResponseBody&& other) noexcept;
   ResponseBody& operator=(ResponseBody&& other) noexcept;
   ResponseBody(const ResponseBody&) = delete;
@@ -185,8 +196,11 @@ class ResponseBody {
   ~ResponseBody();
 
   // Up to out.size() next chunks. File bodies leave `reserve` buffers of the
-  // pool to others (headers and frames must still be sendable).
-  BodyFill fill(BufferPool& pool, size_t reserve, std::span<transmit::Chunk> out, size_t& count);
+  // pool to others (headers and frames must still be sendable), and read
+  // whole buffers only until `max_bytes` (non-zero) are read: the last one
+  // may pass it.
+  BodyFill fill(BufferPool& pool, size_t reserve, std::span<transmit::Chunk> out, size_t& count,
+                uint64_t max_bytes = UINT64_MAX);
 
   uint64_t length() const { return length_; }
   uint64_t remaining() const { return length_ - offset_; }
@@ -203,6 +217,7 @@ class ResponseBody {
   FileDescriptor file_;
   BufferFlight* flight_ = nullptr;
   uint32_t max_in_flight_ = 0;
+  uint32_t group_max_in_flight_ = 0;
 };
 
 }  // namespace dpquic::dataplane

@@ -93,8 +93,8 @@ H3Responder::H3Responder(const H3ResponderConfig& config, transmit::Chunk synthe
   root_.emplace(config.root, config.mime_types);
 }
 
-void H3Responder::respond(const H3RequestHead& head, int64_t now_unix_seconds, H3Response& response,
-                          void (*on_return)(void*), void* context) const {
+void H3Responder::respond(const H3RequestHead& head, int64_t now_unix_seconds, bool file_slot,
+                          H3Response& response, void (*on_return)(void*), void* context) const {
   H3ResponseHeaders& headers = response.headers;
   const bool is_get = head.method == "GET";
   if (!is_get && head.method != "HEAD") {
@@ -108,8 +108,8 @@ void H3Responder::respond(const H3RequestHead& head, int64_t now_unix_seconds, H
   if (root_) {
     DocumentRoot::Refusal refusal = DocumentRoot::Refusal::kNotFound;
     if (std::optional<OpenedFile> file = root_->open(*path, &refusal)) {
-      return respond_with_file(std::move(*file), head, is_get, now_unix_seconds, response,
-                               on_return, context);
+      return respond_with_file(std::move(*file), head, is_get, now_unix_seconds, file_slot,
+                               response, on_return, context);
     }
     if (refusal == DocumentRoot::Refusal::kOutOfResources) return bodiless(headers, 503);
   }
@@ -127,10 +127,15 @@ void H3Responder::respond(const H3RequestHead& head, int64_t now_unix_seconds, H
 }
 
 void H3Responder::respond_with_file(OpenedFile file, const H3RequestHead& head, bool is_get,
-                                    int64_t now_unix_seconds, H3Response& response,
+                                    int64_t now_unix_seconds, bool file_slot, H3Response& response,
                                     void (*on_return)(void*), void* context) const {
   const FilePlan plan = plan_file_response(head.conditions.view(), is_get,
                                            FileVersion{file.size, file.mtime_ns}, now_unix_seconds);
+  const bool with_body = is_get && (plan.status == 200 || plan.status == 206) && plan.length != 0;
+  if (with_body && !file_slot) {
+    response.waits_for_file = true;
+    return;
+  }
   H3ResponseHeaders& headers = response.headers;
   headers.start(plan.status);
   // 304 repeats the validators only (RFC 9110 §15.4.5); 416 has no content.
@@ -140,7 +145,6 @@ void H3Responder::respond_with_file(OpenedFile file, const H3RequestHead& head, 
   headers.add_copy("last-modified", format_http_date(plan.last_modified).view());
   if (plan.status != 304) headers.add("accept-ranges", "bytes");
   if (!plan.content_range.empty()) headers.add_copy("content-range", plan.content_range.view());
-  const bool with_body = is_get && (plan.status == 200 || plan.status == 206) && plan.length != 0;
   if (with_body) {
     response.body = ResponseBody::file(std::move(file), plan.offset, plan.length,
                                        max_buffers_per_response_, on_return, context);

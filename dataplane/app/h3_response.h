@@ -79,6 +79,9 @@ struct H3Response {
   H3ResponseHeaders headers;
   ResponseBody body;  // when with_body
   bool with_body = false;
+  // No response: it would hold a file open and none may be (ask again once
+  // one may).
+  bool waits_for_file = false;
 };
 
 struct H3ResponderConfig {
@@ -97,13 +100,16 @@ class H3Responder {
 
   // The response to `head` at `now_unix_seconds` (wall clock: dates and
   // validators). A file body reports returned buffers to on_return(context).
-  void respond(const H3RequestHead& head, int64_t now_unix_seconds, H3Response& response,
-               void (*on_return)(void*), void* context) const;
+  // Without `file_slot`, a response that would keep its file open (a body
+  // from it) is not made: response.waits_for_file instead. Bodiless answers
+  // from a file (HEAD, 304, 416) close it at once and need no slot.
+  void respond(const H3RequestHead& head, int64_t now_unix_seconds, bool file_slot,
+               H3Response& response, void (*on_return)(void*), void* context) const;
 
  private:
   void respond_with_file(OpenedFile file, const H3RequestHead& head, bool is_get,
-                         int64_t now_unix_seconds, H3Response& response, void (*on_return)(void*),
-                         void* context) const;
+                         int64_t now_unix_seconds, bool file_slot, H3Response& response,
+                         void (*on_return)(void*), void* context) const;
 
   std::optional<DocumentRoot> root_;
   transmit::Chunk synthetic_;

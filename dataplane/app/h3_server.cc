@@ -1,12 +1,11 @@
 #include "dataplane/app/h3_server.h"
 
 #include <algorithm>
-#include <ctime>
 #include <stdexcept>
-#include <utility>
 
 #include "dataplane/app/h3_server_state.h"
 #include "dataplane/app/synthetic_body.h"
+#include "quic/conn/send_stream.h"
 
 namespace dpquic::dataplane {
 
@@ -51,10 +50,16 @@ H3Server::H3Server(endpoint::Endpoint& endpoint, const H3ServerConfig& config)
                  pool_.adopt_static(synthetic_block())),
       reserve_(
           std::min<size_t>(std::max<size_t>(8, config.chunk_count / 32), config.chunk_count / 2)),
+      credit_margin_(config.chunk_size > conn::SendStream::kSendAheadOfCredit
+                         ? config.chunk_size - conn::SendStream::kSendAheadOfCredit + 1
+                         : 1),
       scratch_(kH3ReadScratchBytes),
       header_budget_(config.max_field_section_size + kHeaderSlack) {
   if (config.chunk_size < 1024) throw std::runtime_error("h3: chunk_size must be at least 1024");
   if (config.chunk_count < 16) throw std::runtime_error("h3: chunk_count must be at least 16");
+  if (config.max_files_per_connection == 0 || config.max_buffers_per_connection == 0) {
+    throw std::runtime_error("h3: a connection must be allowed a file and a buffer");
+  }
 
   callbacks_.acked_stream_data = cb_acked_stream_data;
   callbacks_.stream_close = cb_stream_close;
@@ -191,9 +196,15 @@ void H3Server::on_event(Instant now, const endpoint::EndpointEvent& event) {
       on_stream_readable(now, *connection, stream_id);
       break;
     case ConnectionEventType::kStreamWritable: {
-      const int rv =
-          nghttp3_conn_unblock_stream(connection->session.conn(), static_cast<int64_t>(stream_id));
+      const auto id = static_cast<int64_t>(stream_id);
+      int rv = nghttp3_conn_unblock_stream(connection->session.conn(), id);
       if (rv != 0 && nghttp3_err_is_fatal(rv)) return fail(now, *connection, rv);
+      Request* request = connection->find(id);
+      if (request != nullptr && request->blocked_on_credit) {
+        request->blocked_on_credit = false;
+        rv = nghttp3_conn_resume_stream(connection->session.conn(), id);
+        if (rv != 0 && nghttp3_err_is_fatal(rv)) return fail(now, *connection, rv);
+      }
       mark_ready(*connection);
       break;
     }
@@ -252,7 +263,7 @@ void H3Server::on_request_readable(Instant now, Connection& connection, uint64_t
       request = &request_for(connection, id);
       request->header_budget = header_budget_;
     }
-    if (!request->response_submitted) request->header_budget -= n;
+    if (!request->response_submitted && !request->waiting_for_file) request->header_budget -= n;
     const nghttp3_ssize rv =
         nghttp3_conn_read_stream(session.conn(), id, scratch_.data(), n, fin ? 1 : 0);
     if (rv < 0) return fail(now, connection, static_cast<int>(rv));
@@ -342,7 +353,9 @@ void H3Server::reap(Instant now, Connection& connection) {
       ++stats_.streams_reset;
       request->write_done = request->write_aborted = true;
     }
-    if (request->read_done && !request->response_submitted && !request->write_done) {
+    // A request waiting for a file slot is whole: only a reset ends it.
+    if (request->read_done && !request->response_submitted && !request->write_done &&
+        (!request->waiting_for_file || request->peer_reset)) {
       session.reset_stream(stream_id, request->peer_reset ? NGHTTP3_H3_REQUEST_CANCELLED
                                                           : NGHTTP3_H3_REQUEST_INCOMPLETE);
       request->write_done = request->write_aborted = true;
@@ -357,12 +370,7 @@ void H3Server::reap(Instant now, Connection& connection) {
       request->read_done = true;
     }
     if (request->write_done && request->read_done && !request->settled) {
-      request->settled = true;
-      // The file and the pool buffers go back now; the bytes the transport
-      // still needs are held by its own references.
-      request->body = ResponseBody();
-      for (transmit::Chunk& chunk : request->lent) chunk.reset();
-      request->lent_count = 0;
+      settle(connection, *request);
     }
     if (request->settled && request->stream_closed) {
       const int rv = nghttp3_conn_close_stream(session.conn(), id, NGHTTP3_H3_NO_ERROR);
@@ -370,6 +378,7 @@ void H3Server::reap(Instant now, Connection& connection) {
       connection.requests.erase(id);
     }
   }
+  if (!session.failed()) serve_waiting(connection);
 }
 
 void H3Server::on_stream_closed(Connection& connection, uint64_t stream_id) {
@@ -383,6 +392,13 @@ void H3Server::on_stream_closed(Connection& connection, uint64_t stream_id) {
 
 void H3Server::pump(Instant now) {
   if (draining_) advance_drain(now);
+  for (const ConnectionKey& key : connection_returns_) {
+    Connection* connection = find(key.handle);
+    if (connection == nullptr || connection->serial != key.serial) continue;
+    connection->buffers_return_queued = false;
+    resume_buffer_waiters(*connection);
+  }
+  connection_returns_.clear();
   for (const RequestKey& key : returned_) {
     Request* request = find_request(key);
     if (request == nullptr) continue;
@@ -419,7 +435,7 @@ void H3Server::pump(Instant now) {
 }
 
 bool H3Server::wants_pump() const {
-  if (!returned_.empty()) return true;
+  if (!returned_.empty() || !connection_returns_.empty()) return true;
   if (!ready_.empty() && pool_.free_buffers() > 0) return true;
   return !starved_.empty() && pool_.free_buffers() > reserve_;
 }
@@ -439,81 +455,6 @@ void H3Server::drive(Instant now, Connection& connection) {
   reap(now, connection);
 }
 
-// --- Requests -----------------------------------------------------------------------------------
-
-void H3Server::respond(Connection& connection, Request& request) {
-  ++stats_.requests;
-  H3Response response;
-  responder_.respond(request.head, static_cast<int64_t>(std::time(nullptr)), response,
-                     on_buffer_returned, &request);
-  if (response.with_body) request.body = std::move(response.body);
-  submit(connection, request, response.headers, response.with_body);
-}
-
-int H3Server::submit(Connection& connection, Request& request, const H3ResponseHeaders& headers,
-                     bool with_body) {
-  nghttp3_data_reader reader{cb_read_data};
-  const int rv =
-      nghttp3_conn_submit_response(connection.session.conn(), request.stream_id, headers.data(),
-                                   headers.size(), with_body ? &reader : nullptr);
-  if (rv != 0) return rv;
-  request.response_submitted = true;
-  switch (headers.status() / 100) {
-    case 2: ++stats_.responses_2xx; break;
-    case 3: ++stats_.responses_3xx; break;
-    case 4: ++stats_.responses_4xx; break;
-    default: ++stats_.responses_5xx; break;
-  }
-  mark_ready(connection);
-  return 0;
-}
-
-nghttp3_ssize H3Server::read_body(Connection& connection, Request& request, nghttp3_vec* vec,
-                                  size_t veccnt, uint32_t* flags) {
-  if (request.io_failed) return NGHTTP3_ERR_WOULDBLOCK;
-  const size_t room = kLentSlots - request.lent_count;
-  const size_t limit = std::min({veccnt, room, kMaxChunksPerRead});
-  std::array<transmit::Chunk, kMaxChunksPerRead> chunks;
-  size_t count = 0;
-  const BodyFill fill =
-      limit == 0 ? BodyFill::kNoBuffers
-                 : request.body.fill(pool_, reserve_, std::span(chunks.data(), limit), count);
-  switch (fill) {
-    case BodyFill::kOk:
-      for (size_t i = 0; i < count; ++i) {
-        vec[i].base = const_cast<uint8_t*>(chunks[i].data());
-        vec[i].len = chunks[i].size();
-        request.lent[(request.lent_head + request.lent_count) % kLentSlots] = std::move(chunks[i]);
-        ++request.lent_count;
-      }
-      if (request.body.remaining() == 0) *flags |= NGHTTP3_DATA_FLAG_EOF;
-      return static_cast<nghttp3_ssize>(count);
-    case BodyFill::kEnd: *flags |= NGHTTP3_DATA_FLAG_EOF; return 0;
-    case BodyFill::kNoBuffers:
-      ++stats_.body_waits;
-      request.blocked_on_pool = true;
-      starved_.push_back(request.key);
-      return NGHTTP3_ERR_WOULDBLOCK;
-    case BodyFill::kCapped:
-      ++stats_.body_waits;
-      request.blocked_on_cap = true;
-      return NGHTTP3_ERR_WOULDBLOCK;
-    case BodyFill::kIoError:
-      request.io_failed = true;
-      queue_reap(connection, request);
-      return NGHTTP3_ERR_WOULDBLOCK;
-  }
-  return NGHTTP3_ERR_WOULDBLOCK;
-}
-
-// Runs inside the endpoint (a chunk's last reference dropped): only notes.
-void H3Server::on_buffer_returned(void* context) {
-  auto* request = static_cast<Request*>(context);
-  if (!request->blocked_on_cap || request->return_queued) return;
-  request->return_queued = true;
-  request->server->returned_.push_back(request->key);
-}
-
 // --- nghttp3 callbacks --------------------------------------------------------------------------
 
 int H3Server::cb_acked_stream_data(nghttp3_conn*, int64_t stream_id, uint64_t length,
@@ -522,6 +463,7 @@ int H3Server::cb_acked_stream_data(nghttp3_conn*, int64_t stream_id, uint64_t le
   Request* request = connection->find(stream_id);
   if (request == nullptr) return 0;
   request->server->stats_.body_bytes_sent += length;
+  request->lent_bytes -= std::min(length, request->lent_bytes);
   uint64_t left = length;
   while (left != 0 && request->lent_count != 0) {
     transmit::Chunk& front = request->lent[request->lent_head];
@@ -572,6 +514,7 @@ int H3Server::cb_end_headers(nghttp3_conn*, int64_t stream_id, int, void* conn_u
   if (request == nullptr || request->response_submitted) return 0;
   H3Server& server = *request->server;
   server.respond(*connection, *request);
+  if (request->waiting_for_file) return 0;
   if (!request->response_submitted) return NGHTTP3_ERR_CALLBACK_FAILURE;
   server.apply_priority(*connection, *request);
   return 0;

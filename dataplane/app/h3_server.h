@@ -11,8 +11,17 @@
 // Bodies move without copies: synthetic bodies are views of static memory,
 // file bodies are read (pread) into pooled buffers as the send path takes
 // them, never a whole file at once; a file stays open while its response is
-// being sent. A response has at most `max_buffers_per_response` buffers in
-// flight, so one slow reader cannot take the pool.
+// being sent. What a client can make the server hold is bounded three ways:
+// - a file body is read no further ahead than the client's flow-control
+//   credit on its stream allows, plus a margin (read_limit() in
+//   h3_server_responses.cc): a client that grants no credit pins two
+//   buffers per response, not the pool;
+// - a response has at most `max_buffers_per_response` buffers in flight,
+//   and a connection at most `max_buffers_per_connection`, whatever it
+//   grants and acknowledges;
+// - a connection holds at most `max_files_per_connection` files open;
+//   further requests wait, most urgent first, for one of its responses to
+//   end.
 //
 // Lifetime: chunks queued in the endpoint refer to this application's pool;
 // destroy it only after Endpoint::reset_connections() (or after the
@@ -55,6 +64,23 @@ struct H3ServerConfig {
   uint64_t max_synthetic_bytes = 1ull << 40;
   // Pool buffers one file response may have in flight at once.
   uint32_t max_buffers_per_response = 64;
+  // Pool buffers the file responses of one connection may have in flight at
+  // once, counting those the transport still holds after a response ended:
+  // whatever a client grants or acknowledges, its connection takes at most
+  // this much of the pool (1/32 of the default one). Two responses at full
+  // speed; the transport sends non-incremental responses one after another
+  // anyway.
+  uint32_t max_buffers_per_connection = 128;
+  // Files one connection's responses may hold open at once. A response keeps
+  // its file until its last byte is handed to QUIC, which a client that
+  // grants no credit can put off for as long as the connection lives: this
+  // bounds its share of the process's descriptors (RLIMIT_NOFILE, raised to
+  // the hard limit at start; a file that cannot be opened for want of one is
+  // a 503). Further requests wait, not fail: they are answered, most urgent
+  // first, as the connection's file responses end. A page's hundred
+  // sub-resources lose nothing by it, since responses of one urgency go out
+  // one after another, and a 503 would be a broken page.
+  uint32_t max_files_per_connection = 32;
   // Longest :path accepted (longer: 414).
   size_t max_path_length = 4096;
   // Longest if-none-match, if-modified-since, range or if-range value
@@ -85,7 +111,9 @@ struct H3ServerStats {
   uint64_t streams_reset = 0;      // responses we aborted (peer stop, file error)
   uint64_t connection_errors = 0;  // connections closed for an HTTP/3 error
   uint64_t buffer_shortages = 0;   // a write stopped for lack of pool buffers
-  uint64_t body_waits = 0;         // a file body waited for buffers (pool or its cap)
+  uint64_t body_waits = 0;    // a file body waited for buffers (pool, its cap or its connection's)
+  uint64_t credit_waits = 0;  // a file body waited for the client's flow-control credit
+  uint64_t file_waits = 0;    // a request waited for one of its connection's file slots
 };
 
 class H3Server final : public Application {
@@ -116,6 +144,10 @@ class H3Server final : public Application {
   // Requests not yet settled, both directions (all connections).
   size_t open_request_count() const;
   const BufferPool& pool() const { return pool_; }
+  // What one connection's file responses hold: open files, and pool buffers
+  // in flight (0 for both without such a connection).
+  size_t open_files(endpoint::ConnectionHandle handle) const;
+  size_t buffers_in_flight(endpoint::ConnectionHandle handle) const;
 
  private:
   struct Request;
@@ -126,6 +158,10 @@ class H3Server final : public Application {
     endpoint::ConnectionHandle handle;
     uint64_t serial;
     int64_t stream_id;
+  };
+  struct ConnectionKey {
+    endpoint::ConnectionHandle handle;
+    uint64_t serial;
   };
   class StreamOwner;
 
@@ -146,6 +182,8 @@ class H3Server final : public Application {
   Request& request_for(Connection& connection, int64_t stream_id);
   void reap(Instant now, Connection& connection);
   void queue_reap(Connection& connection, Request& request);
+  // Both directions are done: the body, its file and buffers go back.
+  void settle(Connection& connection, Request& request);
   void fail(Instant now, Connection& connection, int liberr);
 
   // Priorities and the graceful stop (h3_server_control.cc).
@@ -161,13 +199,23 @@ class H3Server final : public Application {
   void send_final_goaway(Instant now, Connection& connection);
   void close_when_idle(Instant now, Connection& connection);
 
-  // Request handling (from nghttp3 callbacks).
+  // Request handling (from nghttp3 callbacks, and for requests that waited
+  // for a file slot, from reap()).
   void respond(Connection& connection, Request& request);
+  // Answers waiting requests, most urgent first, while the connection has
+  // file slots free.
+  void serve_waiting(Connection& connection);
+  // Lets the most urgent of the requests waiting for buffers read again, as
+  // many as the connection has buffers free.
+  void resume_buffer_waiters(Connection& connection);
+  // Bytes of a file body that may be read now (0: wait for credit).
+  uint64_t read_limit(Connection& connection, const Request& request);
   int submit(Connection& connection, Request& request, const H3ResponseHeaders& headers,
              bool with_body);
   nghttp3_ssize read_body(Connection& connection, Request& request, nghttp3_vec* vec, size_t veccnt,
                           uint32_t* flags);
   static void on_buffer_returned(void* context);
+  static void on_connection_buffer_returned(void* context);
 
   // nghttp3 callbacks.
   static int cb_acked_stream_data(nghttp3_conn*, int64_t, uint64_t, void*, void*);
@@ -189,8 +237,9 @@ class H3Server final : public Application {
   H3RequestLimits limits_;
   BufferPool pool_;
   ChunkStager stager_;
-  H3Responder responder_;  // after pool_: holds a chunk of it
-  size_t reserve_;         // pool buffers file reads leave for headers and frames
+  H3Responder responder_;   // after pool_: holds a chunk of it
+  size_t reserve_;          // pool buffers file reads leave for headers and frames
+  uint64_t credit_margin_;  // see read_limit()
   nghttp3_callbacks callbacks_{};
   nghttp3_settings settings_{};
   std::vector<uint8_t> scratch_;
@@ -200,6 +249,9 @@ class H3Server final : public Application {
   std::vector<endpoint::ConnectionHandle> ready_;  // connections with writing to do
   std::vector<RequestKey> starved_;                // bodies waiting for pool buffers
   std::vector<RequestKey> returned_;               // capped bodies that got a buffer back
+  // Connections that got a buffer back while some of their bodies wait for
+  // one (max_buffers_per_connection).
+  std::vector<ConnectionKey> connection_returns_;
   H3ServerStats stats_;
   uint64_t header_budget_;  // what a request may feed nghttp3 before its headers end
   bool draining_ = false;

@@ -33,6 +33,11 @@ struct H3Server::Request {
   bool blocked_on_pool = false;
   bool blocked_on_cap = false;
   bool return_queued = false;
+  bool blocked_on_connection_cap = false;  // in the connection's waiting_for_buffers
+  bool blocked_on_credit = false;          // resumed by kStreamWritable
+  // Its headers are in and it waits for a file slot (in waiting_for_file).
+  bool waiting_for_file = false;
+  bool holds_file = false;  // counted in the connection's open_files
   // Both directions are done (the body, its file and buffers are released);
   // the state stays until the transport frees the stream, so that a
   // PRIORITY_UPDATE still reorders the response bytes it holds.
@@ -50,6 +55,7 @@ struct H3Server::Request {
   size_t lent_head = 0;
   size_t lent_count = 0;
   uint64_t front_acked = 0;
+  uint64_t lent_bytes = 0;  // of `lent`, not yet taken by the endpoint
   // After `lent`, so it is destroyed first: buffers released by the chunks
   // then do not report to this request any more.
   ResponseBody body;
@@ -69,13 +75,27 @@ class H3Server::StreamOwner final : public H3StreamOwner {
 };
 
 struct H3Server::Connection {
-  Connection(H3Server& server, endpoint::Endpoint& endpoint, endpoint::ConnectionHandle handle,
-             uint64_t connection_serial)
-      : session(endpoint, handle), serial(connection_serial), owner(server, *this) {}
+  Connection(H3Server& owning_server, endpoint::Endpoint& endpoint,
+             endpoint::ConnectionHandle handle, uint64_t connection_serial)
+      : session(endpoint, handle),
+        serial(connection_serial),
+        owner(owning_server, *this),
+        server(owning_server),
+        buffers(new BufferFlight) {
+    buffers->on_return = &H3Server::on_connection_buffer_returned;
+    buffers->context = this;
+  }
   ~Connection() {
     // nghttp3 first: nothing may call back into requests being destroyed.
     session.destroy();
+    requests.clear();
+    // Buffers the transport still holds are counted until they return.
+    buffers->on_return = nullptr;
+    buffers->context = nullptr;
+    BufferPool::release_flight(buffers);
   }
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
   Request* find(int64_t stream_id) {
     auto it = requests.find(stream_id);
     return it == requests.end() ? nullptr : it->second.get();
@@ -92,6 +112,17 @@ struct H3Server::Connection {
   Instant idle_since = kNever;  // after the final GOAWAY: nothing left to deliver
   std::unordered_map<int64_t, std::unique_ptr<Request>> requests;
   std::vector<int64_t> reap_list;
+  H3Server& server;
+  // The group of its file bodies' buffer flights: every pool buffer they
+  // have in flight (max_buffers_per_connection).
+  BufferFlight* buffers;
+  uint32_t open_files = 0;  // file bodies held (max_files_per_connection)
+  // Requests waiting for a file slot, and bodies waiting for one of the
+  // connection's buffers to come back (stream IDs; entries whose request no
+  // longer waits are skipped).
+  std::vector<int64_t> waiting_for_file;
+  std::vector<int64_t> waiting_for_buffers;
+  bool buffers_return_queued = false;  // in H3Server::connection_returns_
   // The highest request stream that had state: a reset of a stream above
   // it was never answered, one below it was.
   int64_t highest_request = -1;

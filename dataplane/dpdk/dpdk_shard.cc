@@ -45,8 +45,13 @@ uint64_t DpdkShardStats::total_frame_drops() const {
 }
 
 DpdkShard::DpdkShard(const DpdkShardConfig& config, crypto::TlsContext& tls)
-    : config_(config), core_(config.endpoint, config.shard_count, tls) {
+    : config_(config),
+      core_(config.endpoint, config.shard_count, tls),
+      neighbours_(config.neighbour_capacity) {
   if (config_.pool == nullptr) throw std::runtime_error("dpdk shard: no mbuf pool");
+  for (const auto& gateway : {config_.interface.gateway4, config_.interface.gateway6}) {
+    if (gateway) neighbours_.pin(*gateway);
+  }
   if (config_.max_datagram_size < 1200 || config_.max_datagram_size > transmit::kMaxSegmentSize) {
     throw std::runtime_error("dpdk shard: max_datagram_size must be 1200..16383");
   }
@@ -146,74 +151,126 @@ void DpdkShard::handle_frame(Instant now, rte_mbuf* mbuf, bool may_steer) {
   uint8_t* data = rte_pktmbuf_mtod(mbuf, uint8_t*);
   const size_t length = rte_pktmbuf_data_len(mbuf);
   const ParsedFrame frame = parse_frame({data, length}, config_.interface, checksums);
-  const size_t room = length + rte_pktmbuf_tailroom(mbuf);
-  size_t reply = 0;
   switch (frame.kind) {
-    case FrameKind::kUdp: {
-      if (!serves_port(frame.path.local.port)) {
-        ++stats_.unknown_port;
-        release(mbuf);
-        return;
-      }
-      std::span<uint8_t> payload(data + frame.payload_offset, frame.payload_length);
-      // The sender is a neighbour when on-link (off-link its frames come
-      // from the gateway, which ARP/ND resolve). Every shard keeps its own
-      // cache, so the owner of a steered datagram learns it too.
-      const auto hop = next_hop(frame.path.remote, config_.interface);
-      if (hop && hop->same_ip(frame.path.remote)) {
-        neighbours_.learn(frame.path.remote, frame.source_mac, now);
-      }
-      if (may_steer) {
-        if (const auto owner = core_.foreign_owner(payload)) {
-          if (*owner < peers_.size() && peers_[*owner] != nullptr &&
-              rte_ring_sp_enqueue(peers_[*owner]->inbound_from(core_id()), mbuf) == 0) {
-            ++stats_.steered_out;
-          } else {
-            ++stats_.steering_drops;
-            release(mbuf);
-          }
-          return;
-        }
-      }
-      ++stats_.rx_datagrams;
-      stats_.rx_bytes += payload.size();
-      core_.endpoint().handle_datagram(now, frame.path, frame.ecn, payload);
-      release(mbuf);
-      return;
-    }
+    case FrameKind::kUdp: handle_datagram(now, mbuf, frame, may_steer); return;
     case FrameKind::kArpRequest:
-      neighbours_.learn(frame.sender_ip, frame.sender_mac, now);
-      reply = write_arp_reply({data, room}, frame, config_.interface);
-      if (reply != 0) ++stats_.arp_replies;
-      break;
-    case FrameKind::kNeighbourSolicitation:
-      if (frame.sender_ip.valid()) neighbours_.learn(frame.sender_ip, frame.sender_mac, now);
-      reply = write_neighbour_advertisement({data, room}, frame, config_.interface);
-      if (reply != 0) ++stats_.neighbour_adverts;
-      break;
     case FrameKind::kArpReply:
+    case FrameKind::kArpOther:
+    case FrameKind::kNeighbourSolicitation:
     case FrameKind::kNeighbourAdvertisement:
-      neighbours_.learn(frame.sender_ip, frame.sender_mac, now);
-      release(mbuf);
+      handle_neighbour_frame(now, mbuf, frame, !may_steer);
       return;
     case FrameKind::kIcmpEchoRequest:
-    case FrameKind::kIcmp6EchoRequest:
-      reply = write_icmp_echo_reply({data, room}, frame);
+    case FrameKind::kIcmp6EchoRequest: {
+      const size_t reply =
+          write_icmp_echo_reply({data, length + rte_pktmbuf_tailroom(mbuf)}, frame);
       if (reply != 0) ++stats_.echo_replies;
-      break;
+      send_answer(mbuf, reply);
+      return;
+    }
     case FrameKind::kDrop:
       ++stats_.frame_drops[static_cast<size_t>(frame.drop)];
       release(mbuf);
       return;
   }
-  if (reply == 0) {
+}
+
+void DpdkShard::handle_datagram(Instant now, rte_mbuf* mbuf, const ParsedFrame& frame,
+                                bool may_steer) {
+  if (!serves_port(frame.path.local.port)) {
+    ++stats_.unknown_port;
+    release(mbuf);
+    return;
+  }
+  // The source of a datagram teaches the neighbour cache nothing: anyone
+  // can send one (only ARP/ND do, handle_neighbour_frame).
+  std::span<uint8_t> payload(rte_pktmbuf_mtod(mbuf, uint8_t*) + frame.payload_offset,
+                             frame.payload_length);
+  if (may_steer) {
+    if (const auto owner = core_.foreign_owner(payload)) {
+      if (*owner < peers_.size() && peers_[*owner] != nullptr &&
+          rte_ring_sp_enqueue(peers_[*owner]->inbound_from(core_id()), mbuf) == 0) {
+        ++stats_.steered_out;
+      } else {
+        ++stats_.steering_drops;
+        release(mbuf);
+      }
+      return;
+    }
+  }
+  ++stats_.rx_datagrams;
+  stats_.rx_bytes += payload.size();
+  core_.endpoint().handle_datagram(now, frame.path, frame.ecn, payload);
+  release(mbuf);
+}
+
+void DpdkShard::handle_neighbour_frame(Instant now, rte_mbuf* mbuf, const ParsedFrame& frame,
+                                       bool from_peer) {
+  if (!from_peer) {
+    // ARP for other addresses is the segment's chatter: unless it names a
+    // neighbour we hold it costs a lookup, like any frame not for us, and
+    // no token.
+    if (frame.kind == FrameKind::kArpOther && !neighbours_.contains(frame.sender_ip)) {
+      ++stats_.frame_drops[static_cast<size_t>(DropReason::kNotForUs)];
+      release(mbuf);
+      return;
+    }
+    if (!neighbour_budget_.allow(now)) {
+      ++stats_.neighbour_rate_limited;
+      release(mbuf);
+      return;
+    }
+  }
+  if (learn_from_frame(frame, neighbours_, now)) {
+    ++stats_.neighbour_learnt;
+  } else {
+    ++stats_.neighbour_ignored;
+  }
+  const std::span<uint8_t> room(rte_pktmbuf_mtod(mbuf, uint8_t*),
+                                rte_pktmbuf_data_len(mbuf) + rte_pktmbuf_tailroom(mbuf));
+  size_t reply = 0;
+  switch (frame.kind) {
+    case FrameKind::kArpRequest:
+      reply = write_arp_reply(room, frame, config_.interface);
+      if (reply != 0) ++stats_.arp_replies;
+      break;
+    case FrameKind::kNeighbourSolicitation:
+      reply = write_neighbour_advertisement(room, frame, config_.interface);
+      if (reply != 0) ++stats_.neighbour_adverts;
+      break;
+    default:
+      // Answers and announcements: another shard may be resolving the
+      // sender (RSS sent the answer here), so each gets to see it.
+      if (!from_peer) share_with_peers(mbuf);
+      release(mbuf);
+      return;
+  }
+  send_answer(mbuf, reply);
+}
+
+void DpdkShard::share_with_peers(rte_mbuf* mbuf) {
+  for (DpdkShard* peer : peers_) {
+    if (peer == nullptr || peer == this) continue;
+    // Read-only from here on: every holder frees its own reference.
+    rte_mbuf_refcnt_update(mbuf, 1);
+    if (rte_ring_sp_enqueue(peer->inbound_from(core_id()), mbuf) == 0) {
+      ++stats_.neighbour_shared;
+    } else {
+      rte_mbuf_refcnt_update(mbuf, -1);
+      ++stats_.steering_drops;
+    }
+  }
+}
+
+void DpdkShard::send_answer(rte_mbuf* mbuf, size_t length) {
+  if (length == 0) {
     ++stats_.frame_drops[static_cast<size_t>(DropReason::kMalformed)];
     release(mbuf);
     return;
   }
   // The answer reuses the request's mbuf.
-  mbuf->data_len = static_cast<uint16_t>(reply);
-  mbuf->pkt_len = static_cast<uint32_t>(reply);
+  mbuf->data_len = static_cast<uint16_t>(length);
+  mbuf->pkt_len = static_cast<uint32_t>(length);
   mbuf->ol_flags = 0;
   send_control(mbuf);
 }
@@ -262,22 +319,44 @@ bool DpdkShard::refill_lent() {
   return lent_count_ != 0;
 }
 
-void DpdkShard::solicit(const conn::SocketAddress& hop, Instant now) {
-  if (!neighbours_.should_solicit(hop, now)) return;
+bool DpdkShard::solicit(const conn::SocketAddress& hop, Instant now) {
+  const NeighbourCache::Solicit due = neighbours_.should_solicit(hop, now);
+  if (due != NeighbourCache::Solicit::kSend) return due == NeighbourCache::Solicit::kWait;
   rte_mbuf* mbuf = rte_pktmbuf_alloc(config_.pool);
-  if (mbuf == nullptr) return;
+  if (mbuf == nullptr) return true;  // the next try is a kSolicitInterval away
   std::span<uint8_t> out(rte_pktmbuf_mtod(mbuf, uint8_t*), rte_pktmbuf_tailroom(mbuf));
   const size_t length = hop.family == conn::AddressFamily::kIpv4
                             ? write_arp_request(out, hop, config_.interface)
                             : write_neighbour_solicitation(out, hop, config_.interface);
   if (length == 0) {
     rte_pktmbuf_free(mbuf);
-    return;
+    return true;
   }
   mbuf->data_len = static_cast<uint16_t>(length);
   mbuf->pkt_len = static_cast<uint32_t>(length);
   ++stats_.solicitations;
   send_control(mbuf);
+  return true;
+}
+
+size_t DpdkShard::hold(const transmit::BurstDescriptor& burst, const conn::PathAddresses& path,
+                       const conn::SocketAddress& hop, Instant now) {
+  const size_t count = burst.datagram_count;
+  if (!solicit(hop, now)) {
+    stats_.neighbour_misses += count;
+    return 0;
+  }
+  size_t held_for_hop = 0;
+  for (size_t i = 0; i < pending_count_; ++i) held_for_hop += pending_[i].next_hop.same_ip(hop);
+  const size_t room = std::min(kMaxHeldPerNeighbour - std::min(held_for_hop, kMaxHeldPerNeighbour),
+                               kMaxHeld - pending_count_);
+  const size_t used = std::min(count, room);
+  for (size_t i = 0; i < used; ++i) {
+    pending_[pending_count_++] = {lent_[i], burst.lengths[i], path, hop, burst.ecn, now};
+  }
+  stats_.neighbour_held += used;
+  stats_.neighbour_hold_drops += count - used;
+  return used;
 }
 
 void DpdkShard::emit(rte_mbuf* mbuf, uint16_t length, const conn::PathAddresses& path,
@@ -311,11 +390,11 @@ void DpdkShard::flush_pending(Instant now) {
     if (const auto mac = neighbours_.lookup(held.next_hop, now)) {
       emit(held.mbuf, held.length, held.path, held.ecn, *mac);
       ++stats_.tx_datagrams;
-    } else if (now - held.held_at >= kPendingLifetime) {
+    } else if (now - held.held_at >= NeighbourCache::kResolveTimeout ||
+               !solicit(held.next_hop, now)) {
       ++stats_.neighbour_misses;
       rte_pktmbuf_free(held.mbuf);
     } else {
-      solicit(held.next_hop, now);
       pending_[kept++] = held;
     }
   }
@@ -356,13 +435,7 @@ bool DpdkShard::transmit_round(Instant now) {
     } else {
       // Held until ARP/ND answers; what does not fit is lost as far as QUIC
       // knows, and its recovery resends it.
-      solicit(*hop, now);
-      used = std::min(count, kMaxPending - pending_count_);
-      for (size_t i = 0; i < used; ++i) {
-        pending_[pending_count_++] = {lent_[i], burst.lengths[i], path, *hop, burst.ecn, now};
-      }
-      stats_.neighbour_held += used;
-      stats_.neighbour_misses += count - used;
+      used = hold(burst, path, *hop, now);
     }
     // The unused lent mbufs move to the front for the next burst.
     std::copy(lent_.begin() + used, lent_.begin() + lent_count_, lent_.begin());
@@ -403,6 +476,7 @@ void DpdkShard::publish_counters() {
   counters_.bytes_out.store(stats_.tx_bytes, kRelaxed);
   counters_.drops.store(endpoint_stats.datagrams_dropped + stats_.total_frame_drops() +
                             stats_.steering_drops + tx_refused_ + stats_.neighbour_misses +
+                            stats_.neighbour_hold_drops + stats_.neighbour_rate_limited +
                             stats_.unknown_port + stats_.multi_segment,
                         kRelaxed);
   counters_.retries.store(endpoint_stats.retries_sent, kRelaxed);
@@ -416,9 +490,10 @@ bool DpdkShard::poll_once(Instant now) {
   bool any = receive(now);
   any |= drain_steered(now);
   if (pending_count_ != 0) flush_pending(now);
-  // Resolve the gateway before the first datagram needs it.
+  // Resolve the gateway before the first datagram needs it, and again
+  // once its entry is stale (still used meanwhile: it is pinned).
   for (const auto& gateway : {config_.interface.gateway4, config_.interface.gateway6}) {
-    if (gateway && !neighbours_.lookup(*gateway, now)) solicit(*gateway, now);
+    if (gateway && !neighbours_.fresh(*gateway, now)) solicit(*gateway, now);
   }
   any |= core_.service(now);
   any |= transmit(now);

@@ -6,7 +6,12 @@
 //   rte_eth_rx_burst (32) -> parse Ethernet/IP/UDP (frame.h):
 //     UDP to one of our ports -> DCID names another core? hand the mbuf to
 //       that shard's rte_ring (zero copy) : endpoint handle_datagram;
-//     ARP/ND/ICMP echo -> answered in place in the same mbuf;
+//     ARP/ND -> within the shard's ARP/ND rate, taught to the neighbour
+//       cache (learn_from_frame), requests answered in place, answers and
+//       announcements shared with the other shards (the same mbuf, one
+//       reference each, over the steering rings: RSS sends non-IP frames to
+//       one queue, yet every shard resolves its own next hops);
+//     ICMP echo -> answered in place in the same mbuf;
 //     anything else -> dropped and counted by reason;
 //   steered mbufs from the other shards' rings -> endpoint;
 //   timers, events, application pump (ShardCore::service);
@@ -37,6 +42,7 @@
 #include "dataplane/shard/shard_core.h"
 #include "dataplane/shard/shard_counters.h"
 #include "quic/endpoint/endpoint.h"
+#include "quic/endpoint/rate_limiter.h"
 #include "quic/transmit/burst.h"
 
 namespace dpquic::dataplane::dpdk {
@@ -66,6 +72,8 @@ struct DpdkShardConfig {
   bool verify_udp_checksum = false;
   // Inbound steering ring size per producer shard (a power of two).
   unsigned steering_ring_size = 1024;
+  // Neighbour cache entries (the gateways' are pinned among them).
+  size_t neighbour_capacity = 256;
   // A graceful stop's bound (RunPhase::kDrain).
   Duration drain_timeout = 30 * kSecond;
 };
@@ -74,18 +82,29 @@ struct DpdkShardConfig {
 // after it stopped).
 struct DpdkShardStats {
   uint64_t rx_frames = 0;
-  uint64_t rx_datagrams = 0;      // UDP datagrams handed to an endpoint
-  uint64_t rx_bytes = 0;          // their UDP payload bytes
-  uint64_t tx_datagrams = 0;      // QUIC datagrams the TX queue took
-  uint64_t tx_bytes = 0;          // their UDP payload bytes
-  uint64_t tx_dropped = 0;        // mbufs the TX queue refused (freed)
-  uint64_t tx_no_mbuf = 0;        // transmit rounds cut short by an empty pool
-  uint64_t neighbour_misses = 0;  // datagrams dropped: next hop not resolved
-  uint64_t neighbour_held = 0;    // datagrams held while resolving, sent later
-  uint64_t solicitations = 0;     // ARP requests and NS sent
+  uint64_t rx_datagrams = 0;  // UDP datagrams handed to an endpoint
+  uint64_t rx_bytes = 0;      // their UDP payload bytes
+  uint64_t tx_datagrams = 0;  // QUIC datagrams the TX queue took
+  uint64_t tx_bytes = 0;      // their UDP payload bytes
+  uint64_t tx_dropped = 0;    // mbufs the TX queue refused (freed)
+  uint64_t tx_no_mbuf = 0;    // transmit rounds cut short by an empty pool
+  // Datagrams dropped: next hop not resolved in time, no route, or no room
+  // in the cache to resolve it.
+  uint64_t neighbour_misses = 0;
+  uint64_t neighbour_held = 0;        // datagrams held while resolving, sent later
+  uint64_t neighbour_hold_drops = 0;  // datagrams dropped: the hold for their next
+                                      // hop (kMaxHeldPerNeighbour) or shard was full
+  uint64_t solicitations = 0;         // ARP requests and NS sent
   uint64_t arp_replies = 0, neighbour_adverts = 0, echo_replies = 0;
+  // ARP/ND frames: dropped beyond the shard's rate (kNeighbourFramesPerSecond),
+  // that created or changed a cache entry, that taught nothing (an answer
+  // nobody asked for, an advertisement without Override for a resolved
+  // neighbour, a probe), and answers handed to the other shards.
+  uint64_t neighbour_rate_limited = 0;
+  uint64_t neighbour_learnt = 0, neighbour_ignored = 0, neighbour_shared = 0;
   uint64_t unknown_port = 0;   // UDP to a port we do not serve
   uint64_t multi_segment = 0;  // chained mbufs (not supported on RX)
+  // steered_in counts both steered datagrams and shared ARP/ND frames.
   uint64_t steered_out = 0, steered_in = 0, steering_drops = 0;
   std::array<uint64_t, static_cast<size_t>(DropReason::kCount)> frame_drops{};
   // TSC cycles spent in transmit rounds that sent datagrams (poll_transmit,
@@ -116,6 +135,26 @@ class TscClock {
 
 class DpdkShard {
  public:
+  // ARP/ND frames one shard handles from the wire: a neighbour re-resolves
+  // us about once per reachable time (Linux: 15-45 s) and we each of ours
+  // once per NeighbourCache lifetime (300 s), so 100 a second serves
+  // thousands of neighbours, while a flood replaces at most 100 of the
+  // cache's entries a second (never a gateway's) and draws at most 100
+  // answers. The burst lets 128 hosts of the segment resolve us at once
+  // (after a link flap, or when we start); those beyond it retry after
+  // their 1 s retransmission timer.
+  static constexpr uint64_t kNeighbourFramesPerSecond = 100;
+  static constexpr uint64_t kNeighbourFrameBurst = 128;
+  // Datagrams held for one next hop being resolved: QUIC's largest flight
+  // before it hears back (a server's first flight within 3x the client's
+  // 1200-byte Initial: 3 datagrams; a client's Initial and 0-RTT), so one
+  // neighbour that never answers (a spoofed on-link source) takes a
+  // quarter of the shard's hold. What does not fit is dropped and counted;
+  // QUIC's loss recovery resends it.
+  static constexpr size_t kMaxHeldPerNeighbour = 4;
+  // The shard's hold: four such flights at once. Held mbufs stay out of
+  // the pool until sent or until NeighbourCache::kResolveTimeout.
+  static constexpr size_t kMaxHeld = 16;
   // Creates the endpoint and this shard's inbound steering rings; throws
   // std::runtime_error on bad configuration (start-up only).
   DpdkShard(const DpdkShardConfig& config, crypto::TlsContext& tls);
@@ -151,13 +190,29 @@ class DpdkShard {
   rte_ring* inbound_from(uint8_t producer) const { return inbound_[producer]; }
   bool receive(Instant now);
   // Classifies one frame and consumes the mbuf (frees, answers or steers).
+  // `may_steer` is off for frames another shard handed over.
   void handle_frame(Instant now, rte_mbuf* mbuf, bool may_steer);
+  void handle_datagram(Instant now, rte_mbuf* mbuf, const ParsedFrame& frame, bool may_steer);
+  // ARP/ND: rate-limited unless `from_peer` (the sharing shard spent the
+  // token), taught to the cache, answered or shared.
+  void handle_neighbour_frame(Instant now, rte_mbuf* mbuf, const ParsedFrame& frame,
+                              bool from_peer);
+  void share_with_peers(rte_mbuf* mbuf);
+  // Sends the in-place answer of `length` bytes in `mbuf` (0: could not
+  // answer: dropped and counted malformed).
+  void send_answer(rte_mbuf* mbuf, size_t length);
   bool drain_steered(Instant now);
   bool transmit(Instant now);
   bool transmit_round(Instant now);
   bool refill_lent();
   void send_control(rte_mbuf* mbuf);
-  void solicit(const conn::SocketAddress& next_hop, Instant now);
+  // Sends a request for `next_hop` when due; false when the cache has no
+  // room to resolve it (what waits for it is dropped).
+  bool solicit(const conn::SocketAddress& next_hop, Instant now);
+  // Holds what fits of a burst for `hop` (being resolved); returns how
+  // many datagrams (the first ones of the burst) it took.
+  size_t hold(const transmit::BurstDescriptor& burst, const conn::PathAddresses& path,
+              const conn::SocketAddress& hop, Instant now);
   // Writes the headers in front of the datagram in `mbuf` and stages it.
   void emit(rte_mbuf* mbuf, uint16_t length, const conn::PathAddresses& path,
             transmit::EcnCodepoint ecn, const MacAddress& destination);
@@ -172,6 +227,7 @@ class DpdkShard {
   DpdkShardConfig config_;
   ShardCore core_;
   NeighbourCache neighbours_;
+  endpoint::TokenBucket neighbour_budget_{kNeighbourFramesPerSecond, kNeighbourFrameBurst};
   std::vector<rte_ring*> inbound_;  // by producer core; null for this one
   std::vector<DpdkShard*> peers_;
   rte_eth_dev_tx_buffer* tx_buffer_ = nullptr;
@@ -188,7 +244,7 @@ class DpdkShard {
   uint32_t idle_iterations_ = 0;  // since counters were last published
   // Datagrams waiting for their next hop's MAC (a client's first flight, a
   // peer reached through a gateway not yet resolved), sent when ARP/ND
-  // answers, dropped after kPendingLifetime.
+  // answers, dropped after NeighbourCache::kResolveTimeout.
   struct PendingDatagram {
     rte_mbuf* mbuf = nullptr;
     uint16_t length = 0;
@@ -197,9 +253,7 @@ class DpdkShard {
     transmit::EcnCodepoint ecn = transmit::EcnCodepoint::kNotEct;
     Instant held_at = 0;
   };
-  static constexpr size_t kMaxPending = 16;
-  static constexpr Duration kPendingLifetime = 3 * kSecond;
-  std::array<PendingDatagram, kMaxPending> pending_{};
+  std::array<PendingDatagram, kMaxHeld> pending_{};
   size_t pending_count_ = 0;
   ShardCounters counters_;
   DpdkShardStats stats_;

@@ -79,6 +79,31 @@ bool is_multicast(const MacAddress& mac) { return (mac[0] & RTE_ETHER_GROUP_ADDR
 bool has_family(const std::optional<SocketAddress>& address, AddressFamily family) {
   return address && address->family == family;
 }
+
+// True when the first `bits` bits of a and b agree.
+bool same_prefix(const std::array<uint8_t, 16>& a, const std::array<uint8_t, 16>& b, size_t bits) {
+  const size_t whole_bytes = bits / 8;
+  if (!std::equal(a.begin(), a.begin() + whole_bytes, b.begin())) return false;
+  const size_t rest = bits % 8;
+  if (rest == 0) return true;
+  const uint8_t mask = static_cast<uint8_t>(0xff << (8 - rest));
+  return ((a[whole_bytes] ^ b[whole_bytes]) & mask) == 0;
+}
+
+bool is_ipv6_link_local(const SocketAddress& address) {
+  return address.ip[0] == 0xfe && (address.ip[1] & 0xc0) == 0x80;  // fe80::/10
+}
+
+// An ARP/ND sender we may hear from: on-link or our gateway of its family
+// (which may lie outside a /32 or /128), and not claiming our own address.
+bool on_link_sender(const SocketAddress& sender, const InterfaceAddresses& interface) {
+  const bool ipv4 = sender.family == AddressFamily::kIpv4;
+  const std::optional<SocketAddress>& ours = ipv4 ? interface.ipv4 : interface.ipv6;
+  const std::optional<SocketAddress>& gateway = ipv4 ? interface.gateway4 : interface.gateway6;
+  if (ours && ours->same_ip(sender)) return false;
+  return on_link(sender, interface) || (gateway && gateway->same_ip(sender));
+}
+
 rte_be32_t ipv4_bytes(const SocketAddress& address) {
   rte_be32_t value;
   std::memcpy(&value, address.ip.data(), sizeof(value));
@@ -169,21 +194,29 @@ ParsedFrame parse_arp(std::span<const uint8_t> frame, const InterfaceAddresses& 
   if (opcode != RTE_ARP_OP_REQUEST && opcode != RTE_ARP_OP_REPLY) {
     return dropped(out, DropReason::kUnsupportedProtocol);
   }
-  const rte_be32_t sender_ip = arp.arp_data.arp_sip;
-  const rte_be32_t target_ip = arp.arp_data.arp_tip;
-  if (!has_family(interface.ipv4, AddressFamily::kIpv4) ||
-      target_ip != ipv4_bytes(*interface.ipv4)) {
+  if (!has_family(interface.ipv4, AddressFamily::kIpv4)) {
     return dropped(out, DropReason::kNotForUs);
   }
+  const rte_be32_t sender_ip = arp.arp_data.arp_sip;
+  const bool for_us = arp.arp_data.arp_tip == ipv4_bytes(*interface.ipv4);
   const MacAddress sender_mac = mac_of(arp.arp_data.arp_sha);
+  out.sender_mac = sender_mac;
+  if (sender_ip != 0) out.sender_ip = ipv4_address(sender_ip, 0);
+  if (!for_us) {
+    // RFC 826's merge: it may refresh what we hold for its sender, if that
+    // sender is one we could have learnt.
+    if (sender_ip == 0 || is_multicast(sender_mac) || !on_link_sender(out.sender_ip, interface)) {
+      return dropped(out, DropReason::kNotForUs);
+    }
+    return classified(out, FrameKind::kArpOther);
+  }
   // A group address would turn our unicast replies into floods.
   if (is_multicast(sender_mac)) return dropped(out, DropReason::kMalformed);
-  out.sender_mac = sender_mac;
-  // An ARP probe (RFC 5227) has sender 0.0.0.0: answered, never learnt.
-  if (sender_ip != 0) {
-    out.sender_ip = ipv4_address(sender_ip, 0);
-  } else if (opcode == RTE_ARP_OP_REPLY) {
-    return dropped(out, DropReason::kMalformed);
+  if (sender_ip == 0) {
+    // An ARP probe (RFC 5227): answered, never learnt.
+    if (opcode == RTE_ARP_OP_REPLY) return dropped(out, DropReason::kMalformed);
+  } else if (!on_link_sender(out.sender_ip, interface)) {
+    return dropped(out, DropReason::kOffLinkSender);
   }
   return classified(out,
                     opcode == RTE_ARP_OP_REQUEST ? FrameKind::kArpRequest : FrameKind::kArpReply);
@@ -303,6 +336,7 @@ ParsedFrame parse_neighbour_discovery(std::span<const uint8_t> frame, const rte_
   }
   const MacAddress sender_mac = link_layer ? *link_layer : out.source_mac;
   if (is_multicast(sender_mac)) return dropped(out, DropReason::kMalformed);
+  out.link_layer_option = link_layer.has_value();
 
   if (solicitation) {
     if (destination != Ipv6Destination::kOurs && destination != Ipv6Destination::kSolicitedNode) {
@@ -321,6 +355,9 @@ ParsedFrame parse_neighbour_discovery(std::span<const uint8_t> frame, const rte_
       }
     } else {
       out.sender_ip = ipv6_address(ip.src_addr, 0);
+      if (!on_link_sender(out.sender_ip, interface)) {
+        return dropped(out, DropReason::kOffLinkSender);
+      }
     }
     out.sender_mac = sender_mac;
     return classified(out, FrameKind::kNeighbourSolicitation);
@@ -334,7 +371,10 @@ ParsedFrame parse_neighbour_discovery(std::span<const uint8_t> frame, const rte_
     return dropped(out, DropReason::kMalformed);
   }
   out.sender_ip = ipv6_address(target, 0);
+  if (!on_link_sender(out.sender_ip, interface)) return dropped(out, DropReason::kOffLinkSender);
   out.sender_mac = sender_mac;
+  out.advert_solicited = (message[4] & kNaFlagSolicited) != 0;
+  out.advert_override = (message[4] & kNaFlagOverride) != 0;
   return classified(out, FrameKind::kNeighbourAdvertisement);
 }
 
@@ -461,6 +501,7 @@ const char* drop_reason_name(DropReason reason) {
     case DropReason::kBadL4Checksum: return "bad_l4_checksum";
     case DropReason::kUnsupportedProtocol: return "unsupported_protocol";
     case DropReason::kMalformed: return "malformed";
+    case DropReason::kOffLinkSender: return "off_link_sender";
     case DropReason::kCount: break;
   }
   return "unknown";
@@ -472,6 +513,8 @@ ParsedFrame parse_frame(std::span<const uint8_t> frame, const InterfaceAddresses
   if (frame.size() < kEthernetHeader) return dropped(out, DropReason::kTruncated);
   const auto ethernet = load<rte_ether_hdr>(frame.data());
   out.source_mac = mac_of(ethernet.src_addr);
+  // IEEE 802: a source is always an individual address.
+  if (is_multicast(out.source_mac)) return dropped(out, DropReason::kMalformed);
   const MacAddress destination = mac_of(ethernet.dst_addr);
   const bool to_us = destination == interface.mac;
   const bool broadcast = destination == kBroadcastMac;
@@ -490,6 +533,22 @@ ParsedFrame parse_frame(std::span<const uint8_t> frame, const InterfaceAddresses
       return parse_ipv6(frame, interface, checksums, /*link_multicast=*/!to_us, out);
     default: return dropped(out, DropReason::kUnsupportedEtherType);
   }
+}
+
+bool on_link(const conn::SocketAddress& address, const InterfaceAddresses& interface) {
+  switch (address.family) {
+    case AddressFamily::kIpv4:
+      return has_family(interface.ipv4, AddressFamily::kIpv4) &&
+             same_prefix(address.ip, interface.ipv4->ip,
+                         std::min<size_t>(interface.ipv4_prefix, 32));
+    case AddressFamily::kIpv6:
+      if (!has_family(interface.ipv6, AddressFamily::kIpv6)) return false;
+      return is_ipv6_link_local(address) ||
+             same_prefix(address.ip, interface.ipv6->ip,
+                         std::min<size_t>(interface.ipv6_prefix, 128));
+    case AddressFamily::kNone: break;
+  }
+  return false;
 }
 
 size_t udp_header_length(conn::AddressFamily family) {

@@ -33,12 +33,15 @@ struct InterfaceAddresses {
   std::optional<conn::SocketAddress> gateway6;
 };
 
+// What each ARP/ND kind may teach a neighbour cache is learn_from_frame's
+// (neighbour_cache.h); parse_frame only vouches for its sender (below).
 enum class FrameKind : uint8_t {
   kUdp,                     // UDP to one of our addresses: path, ecn, payload set
   kArpRequest,              // asks for our IPv4 address: answer with write_arp_reply
-  kArpReply,                // a neighbour's answer: learn sender_ip -> sender_mac
+  kArpReply,                // an answer to us: sender_ip -> sender_mac
+  kArpOther,                // a request or reply for another address (RFC 826 merge)
   kNeighbourSolicitation,   // asks for our IPv6 address: answer in place
-  kNeighbourAdvertisement,  // learn sender_ip -> sender_mac
+  kNeighbourAdvertisement,  // sender_ip (the target) -> sender_mac, with its flags
   kIcmpEchoRequest,         // IPv4 ping to us: answer in place
   kIcmp6EchoRequest,        // IPv6 ping to us: answer in place
   kDrop,
@@ -56,7 +59,10 @@ enum class DropReason : uint8_t {
   kBadL4Checksum,        // UDP, ICMP or ICMPv6
   kUnsupportedProtocol,  // other IP protocols, other ICMP types, other ARP opcodes
   kMalformed,            // bad IP version/lengths, UDP length < 8, bad ARP/ND fields
-                         // (hop limit != 255 for ND, group sender address, ...)
+                         // (hop limit != 255 for ND, group sender address, ...), a group
+                         // Ethernet source
+  kOffLinkSender,        // ARP/ND for us from an address outside our prefix that is not
+                         // our gateway, or claiming our own address
   kCount,
 };
 
@@ -73,12 +79,19 @@ struct ParsedFrame {
   uint16_t l4_offset = 0;       // UDP / ICMP / ICMPv6 header
   uint16_t payload_offset = 0;  // kUdp: the UDP payload
   uint16_t payload_length = 0;
-  // ARP and ND: the neighbour to learn (sender IP, its link-layer address;
-  // the source MAC when ND carries no link-layer option). sender_ip is left
+  // ARP and ND: the neighbour (sender IP, its link-layer address; the
+  // source MAC when ND carries no link-layer option). sender_ip is left
   // invalid (nothing to learn, but still answer) for an ARP probe from
-  // 0.0.0.0 and a duplicate-address-detection NS from ::.
+  // 0.0.0.0 and a duplicate-address-detection NS from ::. A valid sender_ip
+  // is on-link (on_link, or our gateway) and not ours; sender_mac and
+  // source_mac are individual (unicast) addresses.
   conn::SocketAddress sender_ip;
   MacAddress sender_mac{};
+  // ND: sender_mac came from a source/target link-layer option.
+  bool link_layer_option = false;
+  // kNeighbourAdvertisement: its Solicited and Override flags (RFC 4861 §4.4).
+  bool advert_solicited = false;
+  bool advert_override = false;
 };
 
 struct ChecksumStatus {
@@ -91,14 +104,22 @@ struct ChecksumStatus {
   bool verify_udp = true;
 };
 
+// True when `address` is inside our prefix of its family (IPv6 link-local
+// fe80::/10 always, RFC 4291), so it is reached without a gateway. False
+// when we have no address of that family.
+bool on_link(const conn::SocketAddress& address, const InterfaceAddresses& interface);
+
 // Classifies one received frame. Accepts unicast to interface.mac, broadcast
-// (ARP) and IPv6 multicast (solicited-node ND); UDP and ICMP only to our
-// addresses. A UDP datagram with a zero IPv4 checksum field is accepted
-// (RFC 768); over IPv6 a zero UDP checksum is dropped (RFC 8200 §8.1).
-// Group-addressed IPv6 (33:33 MAC, solicited-node or all-nodes address) is
-// accepted for NS/NA only, so echo requests reached us unicast. Bytes past
-// the IP length (Ethernet padding) are ignored; a UDP length shorter than
-// the IP payload bounds the payload.
+// (ARP) and IPv6 multicast (solicited-node ND) from an individual source MAC
+// (IEEE 802: a group address is never a source); UDP and ICMP only to our
+// addresses. ARP and ND senders outside our prefix (and not our gateway)
+// are dropped (kOffLinkSender; ARP for another address: kNotForUs). A UDP
+// datagram with a zero IPv4 checksum field is accepted (RFC 768); over IPv6
+// a zero UDP checksum is dropped (RFC 8200 §8.1). Group-addressed IPv6
+// (33:33 MAC, solicited-node or all-nodes address) is accepted for NS/NA
+// only, so echo requests reached us unicast. Bytes past the IP length
+// (Ethernet padding) are ignored; a UDP length shorter than the IP payload
+// bounds the payload.
 ParsedFrame parse_frame(std::span<const uint8_t> frame, const InterfaceAddresses& interface,
                         const ChecksumStatus& checksums);
 

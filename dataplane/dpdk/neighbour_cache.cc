@@ -18,57 +18,23 @@ SocketAddress key_of(const SocketAddress& ip) {
   return key;
 }
 
-// True when the first `bits` bits of a and b agree.
-bool same_prefix(const std::array<uint8_t, 16>& a, const std::array<uint8_t, 16>& b, size_t bits) {
-  const size_t whole_bytes = bits / 8;
-  if (!std::equal(a.begin(), a.begin() + whole_bytes, b.begin())) return false;
-  const size_t rest = bits % 8;
-  if (rest == 0) return true;
-  const uint8_t mask = static_cast<uint8_t>(0xff << (8 - rest));
-  return ((a[whole_bytes] ^ b[whole_bytes]) & mask) == 0;
-}
-
-std::optional<SocketAddress> on_link_or_gateway(const SocketAddress& peer,
-                                                const std::optional<SocketAddress>& ours,
-                                                uint8_t prefix, size_t address_bits,
-                                                const std::optional<SocketAddress>& gateway) {
-  if (!ours || ours->family != peer.family) return std::nullopt;
-  if (same_prefix(peer.ip, ours->ip, std::min<size_t>(prefix, address_bits))) {
-    return key_of(peer);
-  }
-  if (gateway && gateway->family == peer.family) return key_of(*gateway);
-  return std::nullopt;
-}
-
-bool is_ipv6_link_local(const SocketAddress& address) {
-  return address.ip[0] == 0xfe && (address.ip[1] & 0xc0) == 0x80;  // fe80::/10
-}
-
 }  // namespace
 
 std::optional<conn::SocketAddress> next_hop(const conn::SocketAddress& peer,
                                             const InterfaceAddresses& interface) {
-  switch (peer.family) {
-    case AddressFamily::kIpv4:
-      return on_link_or_gateway(peer, interface.ipv4, interface.ipv4_prefix, 32,
-                                interface.gateway4);
-    case AddressFamily::kIpv6:
-      // Link-local peers are on the link whatever our prefix (RFC 4291).
-      if (is_ipv6_link_local(peer) && interface.ipv6 &&
-          interface.ipv6->family == AddressFamily::kIpv6) {
-        return key_of(peer);
-      }
-      return on_link_or_gateway(peer, interface.ipv6, interface.ipv6_prefix, 128,
-                                interface.gateway6);
-    case AddressFamily::kNone: break;
-  }
+  if (on_link(peer, interface)) return key_of(peer);
+  const bool ipv4 = peer.family == AddressFamily::kIpv4;
+  const std::optional<SocketAddress>& ours = ipv4 ? interface.ipv4 : interface.ipv6;
+  const std::optional<SocketAddress>& gateway = ipv4 ? interface.gateway4 : interface.gateway6;
+  if (!peer.valid() || !ours || ours->family != peer.family) return std::nullopt;
+  if (gateway && gateway->family == peer.family) return key_of(*gateway);
   return std::nullopt;
 }
 
 NeighbourCache::NeighbourCache(size_t capacity, Duration lifetime)
     : entries_(capacity), lifetime_(lifetime) {
   if (capacity == 0 || capacity >= kEmptySlot / 2) {
-    throw std::invalid_argument("neighbour cache capacity must be between 1 and 2^30");
+    throw std::invalid_argument("neighbour cache capacity must be between 1 and 2^31");
   }
   slots_.assign(std::bit_ceil(capacity * 2), kEmptySlot);
   slot_mask_ = slots_.size() - 1;
@@ -110,65 +76,139 @@ void NeighbourCache::unlink(size_t slot) {
   slots_[hole] = kEmptySlot;
 }
 
-size_t NeighbourCache::oldest_entry() const {
+// A clock that steps back counts as fresh rather than expired.
+bool NeighbourCache::expired(const Entry& entry, Instant now) const {
+  return now >= entry.learnt && now - entry.learnt >= lifetime_;
+}
+
+bool NeighbourCache::dead(const Entry& entry, Instant now) const {
+  if (entry.pinned) return false;
+  if (entry.resolved && !expired(entry, now)) return false;
+  const bool resolving =
+      entry.solicit_sent && (now < entry.solicited || now - entry.solicited < kResolveTimeout);
+  return !resolving;
+}
+
+std::optional<size_t> NeighbourCache::victim(Instant now, bool replace_live) const {
   auto last_activity = [](const Entry& entry) {
     return std::max(entry.resolved ? entry.learnt : Instant{0},
                     entry.solicit_sent ? entry.solicited : Instant{0});
   };
-  size_t oldest = 0;
-  for (size_t i = 1; i < entries_.size(); ++i) {
-    if (last_activity(entries_[i]) < last_activity(entries_[oldest])) oldest = i;
+  // The scan only runs when a new neighbour arrives at a full cache.
+  std::optional<size_t> oldest_dead, oldest_live;
+  for (size_t i = 0; i < entries_.size(); ++i) {
+    const Entry& entry = entries_[i];
+    if (entry.pinned) continue;
+    std::optional<size_t>& oldest = dead(entry, now) ? oldest_dead : oldest_live;
+    if (!oldest || last_activity(entry) < last_activity(entries_[*oldest])) oldest = i;
   }
-  return oldest;
+  if (oldest_dead) return oldest_dead;
+  return replace_live ? oldest_live : std::nullopt;
 }
 
-NeighbourCache::Entry& NeighbourCache::claim(const conn::SocketAddress& ip) {
+NeighbourCache::Entry* NeighbourCache::claim(const conn::SocketAddress& ip, Instant now,
+                                             bool replace_live) {
   size_t index;
   if (used_ < entries_.size()) {
     index = used_++;
   } else {
-    // Full: the scan only runs when a new neighbour arrives.
-    index = oldest_entry();
-    const Entry& victim = entries_[index];
-    unlink(slot_of(victim.ip, victim.hash));
+    const std::optional<size_t> replaced = victim(now, replace_live);
+    if (!replaced) return nullptr;
+    index = *replaced;
+    const Entry& old = entries_[index];
+    unlink(slot_of(old.ip, old.hash));
   }
   Entry& entry = entries_[index];
   entry = Entry{};
   entry.ip = key_of(ip);
   entry.hash = entry.ip.hash();
-  entry.used = true;
   slots_[slot_of(entry.ip, entry.hash)] = static_cast<uint32_t>(index);
-  return entry;
+  return &entry;
+}
+
+void NeighbourCache::pin(const conn::SocketAddress& ip) {
+  if (!ip.valid()) throw std::invalid_argument("neighbour cache: cannot pin an invalid address");
+  Entry* entry = find(ip);
+  if (entry == nullptr) {
+    if (pinned_ + 1 >= entries_.size()) {
+      throw std::invalid_argument("neighbour cache: pinning would leave no entry to learn into");
+    }
+    // Pinned entries are never victims, so this one displaces an unpinned.
+    entry = claim(ip, 0, /*replace_live=*/true);
+  }
+  if (!entry->pinned) ++pinned_;
+  entry->pinned = true;
+}
+
+void NeighbourCache::set(Entry& entry, const MacAddress& mac, Instant now) {
+  entry.mac = mac;
+  entry.resolved = true;
+  entry.learnt = now;
 }
 
 void NeighbourCache::learn(const conn::SocketAddress& ip, const MacAddress& mac, Instant now) {
   if (!ip.valid()) return;
   Entry* entry = find(ip);
-  if (entry == nullptr) entry = &claim(ip);
-  entry->mac = mac;
-  entry->resolved = true;
-  entry->learnt = now;
+  if (entry == nullptr) entry = claim(ip, now, /*replace_live=*/true);
+  if (entry != nullptr) set(*entry, mac, now);
+}
+
+bool NeighbourCache::update(const conn::SocketAddress& ip, const MacAddress& mac, Instant now) {
+  Entry* entry = find(ip);
+  if (entry == nullptr) return false;
+  set(*entry, mac, now);
+  return true;
+}
+
+bool NeighbourCache::confirm(const conn::SocketAddress& ip, const MacAddress& mac, Instant now) {
+  Entry* entry = find(ip);
+  if (entry == nullptr || (entry->resolved && entry->mac != mac)) return false;
+  set(*entry, mac, now);
+  return true;
 }
 
 std::optional<MacAddress> NeighbourCache::lookup(const conn::SocketAddress& ip, Instant now) const {
   const Entry* entry = find(ip);
   if (entry == nullptr || !entry->resolved) return std::nullopt;
-  // A clock that steps back counts as fresh rather than expired.
-  if (now >= entry->learnt && now - entry->learnt >= lifetime_) return std::nullopt;
+  if (!entry->pinned && expired(*entry, now)) return std::nullopt;
   return entry->mac;
 }
 
-bool NeighbourCache::should_solicit(const conn::SocketAddress& ip, Instant now) {
-  if (!ip.valid()) return false;
+bool NeighbourCache::fresh(const conn::SocketAddress& ip, Instant now) const {
+  const Entry* entry = find(ip);
+  return entry != nullptr && entry->resolved && !expired(*entry, now);
+}
+
+NeighbourCache::Solicit NeighbourCache::should_solicit(const conn::SocketAddress& ip, Instant now) {
+  if (!ip.valid()) return Solicit::kNoRoom;
   Entry* entry = find(ip);
-  if (entry == nullptr) entry = &claim(ip);
+  if (entry == nullptr) entry = claim(ip, now, /*replace_live=*/false);
+  if (entry == nullptr) return Solicit::kNoRoom;
   if (entry->solicit_sent &&
       (now < entry->solicited || now - entry->solicited < kSolicitInterval)) {
-    return false;
+    return Solicit::kWait;
   }
   entry->solicit_sent = true;
   entry->solicited = now;
-  return true;
+  return Solicit::kSend;
+}
+
+bool learn_from_frame(const ParsedFrame& frame, NeighbourCache& cache, Instant now) {
+  if (!frame.sender_ip.valid()) return false;  // a probe or DAD: answered, not learnt
+  switch (frame.kind) {
+    case FrameKind::kArpRequest: cache.learn(frame.sender_ip, frame.sender_mac, now); return true;
+    case FrameKind::kNeighbourSolicitation:
+      if (!frame.link_layer_option) return false;
+      cache.learn(frame.sender_ip, frame.sender_mac, now);
+      return true;
+    case FrameKind::kArpReply:
+    case FrameKind::kArpOther: return cache.update(frame.sender_ip, frame.sender_mac, now);
+    case FrameKind::kNeighbourAdvertisement:
+      if (frame.advert_override) return cache.update(frame.sender_ip, frame.sender_mac, now);
+      if (frame.advert_solicited) return cache.confirm(frame.sender_ip, frame.sender_mac, now);
+      return false;
+    default: return false;
+  }
 }
 
 }  // namespace dpquic::dataplane::dpdk

@@ -142,8 +142,22 @@ void QlogWriter::fail_once(const char* what, int error) {
   }
 }
 
+void QlogWriter::stop_over_budget() {
+  over_budget_ = true;
+  if (file_ != nullptr) {
+    if (std::fclose(file_) != 0) fail_once("close", errno);
+    file_ = nullptr;
+    if (records_written_ == 0) ::unlink(path_.c_str());  // not even the header fitted
+  }
+  if (factory_ != nullptr) factory_->report_over_budget();
+}
+
 void QlogWriter::write_record() {
   record_.push_back('\n');
+  if (factory_ != nullptr && !factory_->charge(record_.size())) {
+    stop_over_budget();
+    return;
+  }
   if (std::fwrite(record_.data(), 1, record_.size(), file_) != record_.size()) {
     fail_once("write", errno);
     return;
@@ -178,6 +192,10 @@ void QlogWriter::write_packet_header(PacketType type, uint64_t packet_number) {
 }
 
 bool QlogWriter::open_file(const conn::TracedStart& start) {
+  if (factory_ != nullptr && factory_->budget_exhausted()) {
+    stop_over_budget();  // no file at all: not even an empty one
+    return false;
+  }
   std::string stem = dir_;
   if (!stem.empty() && stem.back() != '/') stem.push_back('/');
   JsonWriter::append_hex(stem, start.original_dcid.span());
@@ -511,6 +529,24 @@ size_t QlogFactory::live_writers() const {
 }
 
 uint64_t QlogFactory::failures() const { return failures_.load(); }
+
+bool QlogFactory::charge(uint64_t bytes) {
+  const uint64_t budget = budget_.load();
+  uint64_t used = charged_.load();
+  do {
+    if (used >= budget || bytes > budget - used) return false;
+  } while (!charged_.compare_exchange_weak(used, used + bytes));
+  return true;
+}
+
+void QlogFactory::report_over_budget() {
+  if (over_budget_.fetch_add(1) == 0) {
+    std::fprintf(stderr,
+                 "qlog: the budget of %llu bytes is used up: further qlog output is dropped "
+                 "(--qlog-max-mb)\n",
+                 static_cast<unsigned long long>(budget_.load()));
+  }
+}
 
 void QlogFactory::report_failure(const std::string& path, const char* what, int error) {
   if (failures_.fetch_add(1) == 0) {

@@ -15,7 +15,12 @@
 // counts it); the connection is never affected.
 //
 // A QlogFactory hands writers to an Endpoint (EndpointConfig::tracer_factory).
-// It may be shared by the endpoints of several threads.
+// It may be shared by the endpoints of several threads. It bounds the bytes
+// all its writers write (`dataplane --qlog-max-mb`): every peer that sends a
+// valid Initial gets a file, so without a bound a flood of handshakes would
+// fill the disk. Once the budget is used up, no new file is created and the
+// open ones stop growing (each ends after a whole record, so it stays valid
+// JSON-SEQ); one line on stderr says so, and the connections are counted.
 
 #include <atomic>
 #include <cstddef>
@@ -53,6 +58,8 @@ class QlogWriter final : public conn::ConnectionTracer {
   void flush();
   bool is_open() const { return file_ != nullptr; }
   bool failed() const { return failed_; }
+  // Stopped (or never opened) because the factory's byte budget ran out.
+  bool over_budget() const { return over_budget_; }
   // The file's path once the connection started ("" before).
   const std::string& path() const { return path_; }
   // Records written: the header and every event.
@@ -97,6 +104,8 @@ class QlogWriter final : public conn::ConnectionTracer {
   void write_record();
   void write_packet_header(wire::PacketType type, uint64_t packet_number);
   void fail_once(const char* what, int error);
+  // The factory's byte budget is used up: the file ends here.
+  void stop_over_budget();
 
   std::string dir_;
   double epoch_unix_ms_;
@@ -106,6 +115,7 @@ class QlogWriter final : public conn::ConnectionTracer {
   std::unique_ptr<char[]> buffer_;
   bool started_ = false;
   bool failed_ = false;
+  bool over_budget_ = false;
   Instant start_time_ = 0;
   uint64_t records_written_ = 0;
 
@@ -151,6 +161,21 @@ class QlogFactory final : public conn::ConnectionTracerFactory {
   // Files that could not be opened or written (each writer counts once).
   uint64_t failures() const;
 
+  static constexpr uint64_t kDefaultByteBudget = uint64_t{1} << 30;
+  // Bytes all writers may write in all (default kDefaultByteBudget).
+  void set_byte_budget(uint64_t bytes) { budget_.store(bytes); }
+  uint64_t byte_budget() const { return budget_.load(); }
+  uint64_t bytes_written() const { return charged_.load(); }
+  bool budget_exhausted() const { return charged_.load() >= budget_.load(); }
+  // Connections whose qlog was cut short or never written for the budget.
+  uint64_t over_budget_writers() const { return over_budget_.load(); }
+  // For writers: takes `bytes` from the budget; false (nothing taken) if
+  // they do not fit.
+  bool charge(uint64_t bytes);
+  // For writers: a writer stopped for the budget (counted; the first one
+  // is reported on stderr).
+  void report_over_budget();
+
   // For writers: a file failed (printed to stderr for the first failure of
   // the factory only; later ones are just counted).
   void report_failure(const std::string& path, const char* what, int error);
@@ -163,6 +188,9 @@ class QlogFactory final : public conn::ConnectionTracerFactory {
   uint64_t created_ = 0;
   // Outside mutex_: a writer may fail while flush_all() holds it.
   std::atomic<uint64_t> failures_{0};
+  std::atomic<uint64_t> budget_{kDefaultByteBudget};
+  std::atomic<uint64_t> charged_{0};
+  std::atomic<uint64_t> over_budget_{0};
 };
 
 }  // namespace dpquic::dataplane

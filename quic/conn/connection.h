@@ -134,7 +134,8 @@ struct ConnectionStats {
   // we answered (RFC 9001 §6.2).
   uint64_t key_updates = 0;
   uint64_t key_updates_initiated = 0;
-  uint64_t datagrams_dropped = 0;  // received DATAGRAM frames the queue had no room for
+  uint64_t datagrams_dropped = 0;   // received DATAGRAM frames the queue had no room for
+  uint64_t ack_frames_ignored = 0;  // ACK frames after a packet's first
 };
 
 enum class SendResult : uint8_t {

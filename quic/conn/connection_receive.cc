@@ -356,6 +356,7 @@ TransportError Connection::process_frames(Instant now, uint32_t path_id, PacketT
                                           bool& probing_only) {
   wire::FrameDecoder decoder(payload);
   wire::Frame frame;
+  bool acked = false;
   while (!decoder.done()) {
     const wire::WireError error = decoder.next(frame);
     if (error != wire::WireError::kOk) return from_wire(error, "malformed frame");
@@ -363,6 +364,17 @@ TransportError Connection::process_frames(Instant now, uint32_t path_id, PacketT
       return transport_error(TransportErrorCode::kProtocolViolation,
                              "frame not allowed in this packet type",
                              static_cast<uint64_t>(frame.type));
+    }
+    if (frame.type == FrameType::kAck || frame.type == FrameType::kAckEcn) {
+      // One ACK frame per packet is processed: each one composes the part
+      // of the in-flight window it reaches, so a packet full of ACK frames
+      // spanning the window would cost that many times the work. A peer
+      // sends one; ignoring acknowledgments only delays them.
+      if (acked) {
+        ++stats_.ack_frames_ignored;
+        continue;
+      }
+      acked = true;
     }
     if (wire::is_ack_eliciting(frame.type)) ack_eliciting = true;
     if (!wire::is_probing(frame.type)) probing_only = false;
@@ -608,6 +620,8 @@ TransportError Connection::on_stream_frame(Instant, const wire::StreamFrame& fra
   }
   account_consumed(*stream);  // data discarded after STOP_SENDING
   if (stream->receive->readable()) push_stream_event(*stream, ConnectionEventType::kStreamReadable);
+  // A stopped stream is never read: it ends here once the peer sent all.
+  if (stream->receive->finished()) free_stream_if_done(*stream);
   return {};
 }
 
@@ -637,6 +651,8 @@ TransportError Connection::on_reset_stream(const wire::ResetStreamFrame& frame) 
     push_event(event);
   }
   push_stream_event(*stream, ConnectionEventType::kStreamReadable);
+  // A stopped stream is never read: the reset ends it here.
+  if (stream->receive->finished()) free_stream_if_done(*stream);
   return {};
 }
 

@@ -324,6 +324,7 @@ transmit::PacketContents Connection::write_frames(EncryptionLevel level,
         pending.ack_written = true;
         sp.ack_in_burst = true;
         sent_frames_.add(SentFrame{.offset = largest, .type = SentFrameType::kAck});
+        if (level == EncryptionLevel::kApplication) keys_.on_ack_sent(largest);
       }
     }
     const bool probe =

@@ -8,17 +8,11 @@ namespace dpquic::conn {
 
 ReceiveBuffer::ReceiveBuffer(BlockPool& pool, size_t max_gaps)
     : pool_(pool),
-      max_gaps_(max_gaps),
       block_size_(pool.block_size()),
-      block_shift_(static_cast<unsigned>(std::countr_zero(pool.block_size()))) {
-  reserve_initial_ranges();
-}
-
-void ReceiveBuffer::reserve_initial_ranges() {
-  // Room for a few gaps from the start: a recycled stream keeps it, so a
-  // stream's first out-of-order frame never allocates once the slot exists.
-  ranges_.reserve(std::min<size_t>(kInitialRanges, max_gaps_));
-}
+      block_shift_(static_cast<unsigned>(std::countr_zero(pool.block_size()))),
+      // Room for a few gaps from the start: a recycled stream keeps it, so a
+      // stream's first out-of-order frame never allocates once the slot exists.
+      ranges_(max_gaps, kInitialRanges) {}
 
 ReceiveBuffer::~ReceiveBuffer() { clear(); }
 
@@ -54,28 +48,7 @@ void ReceiveBuffer::release_block(uint64_t block) {
   --blocks_held_;
 }
 
-ReceiveResult ReceiveBuffer::insert(uint64_t offset, std::span<const uint8_t> data,
-                                    uint64_t limit) {
-  const uint64_t length = data.size();
-  // Written so it cannot overflow, whatever offset a peer sends.
-  if (length > limit || offset > limit - length) return ReceiveResult::kExceedsLimit;
-  const uint64_t end = offset + length;
-  const uint64_t start = std::max(offset, contiguous_end_);
-  if (start >= end) {  // empty, or nothing beyond what is already held
-    highest_received_ = std::max(highest_received_, end);
-    return ReceiveResult::kOk;
-  }
-
-  // Ranges that overlap or touch [start, end) merge with it: [first, last).
-  const auto first = std::lower_bound(ranges_.begin(), ranges_.end(), start,
-                                      [](const Range& r, uint64_t value) { return r.end < value; });
-  const auto last = std::upper_bound(
-      first, ranges_.end(), end, [](uint64_t value, const Range& r) { return value < r.start; });
-  const size_t merged_count = static_cast<size_t>(last - first);
-  const bool joins_prefix = start == contiguous_end_;
-  const size_t gaps_after = ranges_.size() - merged_count + (joins_prefix ? 0 : 1);
-  if (gaps_after > max_gaps_) return ReceiveResult::kTooFragmented;
-
+ReceiveResult ReceiveBuffer::take_blocks(uint64_t start, uint64_t end) {
   const uint64_t first_block = block_index(read_offset_);
   const uint64_t last_block = block_index(end - 1);
   if (last_block - first_block >= pool_.max_blocks()) return ReceiveResult::kOutOfMemory;
@@ -92,34 +65,82 @@ ReceiveResult ReceiveBuffer::insert(uint64_t offset, std::span<const uint8_t> da
     entry = pool_.take();  // cannot fail: checked above
     ++blocks_held_;
   }
+  return ReceiveResult::kOk;
+}
 
-  // Copy only into the holes; bytes already held stay as they are.
+uint64_t ReceiveBuffer::merge(uint64_t offset, uint64_t start, std::span<const uint8_t> data,
+                              RangeTree::Handle above, bool joins_prefix) {
+  const uint64_t end = offset + data.size();
+  // Bytes below the cursor are stored or were held already (the first copy
+  // wins); fill_to() copies the new bytes up to `held` and skips past it.
   uint64_t cursor = start;
-  for (auto it = first; it != last; ++it) {
-    if (it->start > cursor)
-      copy_in(cursor, data.subspan(cursor - offset, std::min(it->start, end) - cursor));
-    cursor = std::max(cursor, it->end);
+  const auto fill_to = [&](const RangeTree::Range& held) {
+    if (held.start > cursor && !discarding_)
+      copy_in(cursor, data.subspan(cursor - offset, held.start - cursor));
+    cursor = std::max(cursor, held.end);
+  };
+  RangeTree::Range merged{start, end};
+  if (above == RangeTree::kNone || ranges_.at(above).start > end) {
+    if (!discarding_) copy_in(start, data.subspan(start - offset));
+    // Cannot fail: insert() checked the gap bound.
+    if (!joins_prefix) ranges_.insert_before(above, merged);
+    return end;
   }
-  if (cursor < end) copy_in(cursor, data.subspan(cursor - offset, end - cursor));
+  const RangeTree::Handle first = above;
+  const RangeTree::Range lowest = ranges_.at(first);
+  fill_to(lowest);
+  merged = {std::min(start, lowest.start), std::max(end, lowest.end)};
+  // The next range above `lowest` that the data reaches, or kNone. Joining
+  // the prefix, `lowest` is the lowest range: it goes first, and each next
+  // one is the lowest at its turn.
+  const auto next_reached = [&] {
+    // The range after the last one taken starts above its end (the
+    // cursor): with the cursor at or past `end`, it is out of reach.
+    if (cursor >= end) return RangeTree::kNone;
+    const RangeTree::Handle next = joins_prefix ? ranges_.front() : ranges_.next(first);
+    return next != RangeTree::kNone && ranges_.at(next).start <= end ? next : RangeTree::kNone;
+  };
+  if (joins_prefix) ranges_.erase(first);
+  for (RangeTree::Handle next = next_reached(); next != RangeTree::kNone; next = next_reached()) {
+    fill_to(ranges_.at(next));
+    merged.end = std::max(merged.end, ranges_.at(next).end);
+    ranges_.erase(next);
+  }
+  if (cursor < end && !discarding_) copy_in(cursor, data.subspan(cursor - offset));
+  if (!joins_prefix) ranges_.replace(first, merged);
+  return merged.end;
+}
 
-  Range merged{start, end};
-  if (merged_count > 0) {
-    merged.start = std::min(start, first->start);
-    merged.end = std::max(end, (last - 1)->end);
+ReceiveResult ReceiveBuffer::insert(uint64_t offset, std::span<const uint8_t> data,
+                                    uint64_t limit) {
+  const uint64_t length = data.size();
+  // Written so it cannot overflow, whatever offset a peer sends.
+  if (length > limit || offset > limit - length) return ReceiveResult::kExceedsLimit;
+  const uint64_t end = offset + length;
+  const uint64_t start = std::max(offset, contiguous_end_);
+  if (start >= end) {  // empty, or nothing beyond what is already held
+    highest_received_ = std::max(highest_received_, end);
+    return ReceiveResult::kOk;
   }
+
+  // The lowest range at or above [start, end); the data overlaps or touches
+  // it unless it starts above `end`. Data touching neither a range nor the
+  // prefix is the only kind that adds a gap.
+  const RangeTree::Handle above = ranges_.first_ending_at_or_after(start);
+  const bool touches = above != RangeTree::kNone && ranges_.at(above).start <= end;
+  const bool joins_prefix = start == contiguous_end_;
+  if (!touches && !joins_prefix && ranges_.size() >= ranges_.max_size())
+    return ReceiveResult::kTooFragmented;
+
+  if (!discarding_) {
+    if (const ReceiveResult taken = take_blocks(start, end); taken != ReceiveResult::kOk) {
+      return taken;
+    }
+  }
+  const uint64_t merged_end = merge(offset, start, data, above, joins_prefix);
   if (joins_prefix) {
-    // Only ranges at the front can touch the prefix: first == begin().
-    contiguous_end_ = merged.end;
-    ranges_.erase(first, last);
-  } else if (merged_count == 0) {
-    const size_t index = static_cast<size_t>(first - ranges_.begin());
-    if (ranges_.size() == ranges_.capacity())
-      ranges_.reserve(
-          std::min(max_gaps_, std::max<size_t>(kInitialRanges, ranges_.capacity() * 2)));
-    ranges_.insert(ranges_.begin() + static_cast<ptrdiff_t>(index), merged);
-  } else {
-    *first = merged;
-    ranges_.erase(first + 1, last);
+    contiguous_end_ = merged_end;
+    if (discarding_) read_offset_ = contiguous_end_;
   }
   highest_received_ = std::max(highest_received_, end);
   return ReceiveResult::kOk;
@@ -143,7 +164,7 @@ void ReceiveBuffer::consume(size_t n) {
   // A partly consumed block with nothing else in it is not kept either, so an
   // idle stream holds no memory.
   if (read_offset_ == contiguous_end_ && (read_offset_ & (block_size_ - 1)) != 0 &&
-      (ranges_.empty() || block_index(ranges_.front().start) != new_block))
+      (ranges_.empty() || block_index(ranges_.at(ranges_.front()).start) != new_block))
     release_block(new_block);
 }
 
@@ -160,32 +181,42 @@ size_t ReceiveBuffer::read(std::span<uint8_t> out) {
   return total;
 }
 
-void ReceiveBuffer::clear() {
+void ReceiveBuffer::release_all_blocks() {
   for (uint8_t*& entry : ring_) {
     if (entry == nullptr) continue;
     pool_.give(entry);
     entry = nullptr;
   }
   blocks_held_ = 0;
+}
+
+void ReceiveBuffer::clear() {
+  release_all_blocks();
   ranges_.clear();
   contiguous_end_ = read_offset_;
 }
 
+void ReceiveBuffer::discard() {
+  release_all_blocks();
+  read_offset_ = contiguous_end_;
+  discarding_ = true;
+}
+
 void ReceiveBuffer::reinitialize() {
   clear();
+  discarding_ = false;
   read_offset_ = 0;
   contiguous_end_ = 0;
   highest_received_ = 0;
   // An empty ring is valid: insert() sizes it before any slot is used.
   if (ring_.size() > kMaxRetainedRingSlots) std::vector<uint8_t*>().swap(ring_);
-  if (ranges_.capacity() > kMaxRetainedRanges) {
-    std::vector<Range>().swap(ranges_);
-    reserve_initial_ranges();
-  }
+  ranges_.clear_and_trim(kMaxRetainedRanges, kInitialRanges);
 }
 
 void ReceiveBuffer::reinitialize(size_t max_gaps) {
-  max_gaps_ = max_gaps;
+  // The bound first, so the storage kept or reserved follows it.
+  ranges_.clear();
+  ranges_.set_max_size(max_gaps);
   reinitialize();
 }
 

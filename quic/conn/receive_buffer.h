@@ -9,13 +9,15 @@
 // memory is held only inside [read_offset, limit): the caller's flow-control
 // window (or the CRYPTO buffer bound) is the memory bound.
 //
-// Received data beyond the contiguous prefix is tracked as a sorted list of
-// disjoint, non-adjacent byte ranges; each one has a hole in front of it, so
-// the list's length is the gap count, bounded by max_gaps (RFC 9000 §21.9:
-// a peer sending many tiny out-of-order frames must not make us keep an
-// unbounded number of holes).
+// Received data beyond the contiguous prefix is tracked as disjoint,
+// non-adjacent byte ranges in a balanced tree (RangeTree); each one has a
+// hole in front of it, so their number is the gap count, bounded by max_gaps
+// (RFC 9000 §21.9: a peer sending many tiny out-of-order frames must not make
+// us keep an unbounded number of holes). Wherever a frame lands, its range
+// work is O(log gaps) node visits and no stored range moves: a peer cannot
+// make each frame shift every range (range_entries_moved() counts moves).
 //
-// Allocation: the ring and the range list grow (by doubling) only when a new
+// Allocation: the ring and the range tree grow (by doubling) only when a new
 // maximum span or gap count is reached and never shrink, so once warmed up
 // insert/consume/read never allocate. reinitialize() (a recycled stream)
 // keeps them too, unless they grew beyond kMaxRetainedRingSlots /
@@ -28,6 +30,7 @@
 #include <vector>
 
 #include "quic/conn/block_pool.h"
+#include "quic/conn/range_tree.h"
 
 namespace dpquic::conn {
 
@@ -47,6 +50,7 @@ class ReceiveBuffer {
   // Gap entries reserved from the start (at most max_gaps).
   static constexpr size_t kInitialRanges = 4;
 
+  // `max_gaps` is clamped to RangeTree::kMaxSize.
   explicit ReceiveBuffer(BlockPool& pool, size_t max_gaps = 1024);
   ~ReceiveBuffer();  // returns blocks to the pool
   ReceiveBuffer(const ReceiveBuffer&) = delete;
@@ -73,13 +77,20 @@ class ReceiveBuffer {
   uint64_t contiguous_end() const { return contiguous_end_; }
   uint64_t highest_received() const { return highest_received_; }
   size_t gap_count() const { return ranges_.size(); }
-  size_t max_gaps() const { return max_gaps_; }
+  size_t max_gaps() const { return ranges_.max_size(); }
   // Blocks this buffer holds from the pool.
   size_t blocks_held() const { return blocks_held_; }
 
   // Frees all blocks and forgets data not yet read; read_offset() and
-  // highest_received() stay (used after RESET_STREAM / STOP_SENDING).
+  // highest_received() stay (used after RESET_STREAM).
   void clear();
+  // The reader is gone (STOP_SENDING): frees all blocks and stores no byte
+  // from now on. insert() still checks and records which ranges arrived, so
+  // contiguous_end() still tells when the peer has sent everything, and the
+  // contiguous prefix counts as consumed at once (read_offset() follows it).
+  // A discarding buffer holds no memory beyond its range list.
+  void discard();
+  bool discarding() const { return discarding_; }
   // Back to a fresh buffer at offset 0, keeping the grown ring and range
   // capacity up to the caps above (for stream objects that are recycled).
   void reinitialize();
@@ -88,13 +99,13 @@ class ReceiveBuffer {
   // Ring slots and range entries the buffer holds storage for.
   size_t ring_capacity() const { return ring_.size(); }
   size_t range_capacity() const { return ranges_.capacity(); }
+  // The received ranges beyond contiguous_end().
+  const RangeTree& ranges() const { return ranges_; }
+  // Range entries moved in memory so far (only when the tree's storage
+  // grows): the reassembly work a peer's frames cause beyond O(log gaps).
+  uint64_t range_entries_moved() const { return ranges_.entries_moved(); }
 
  private:
-  struct Range {
-    uint64_t start;
-    uint64_t end;
-  };
-
   uint64_t block_index(uint64_t offset) const { return offset >> block_shift_; }
   uint8_t*& slot(uint64_t block) { return ring_[block & (ring_.size() - 1)]; }
   uint8_t* slot(uint64_t block) const { return ring_[block & (ring_.size() - 1)]; }
@@ -103,20 +114,29 @@ class ReceiveBuffer {
   // Copies [offset, offset + data.size()) into blocks that are already there.
   void copy_in(uint64_t offset, std::span<const uint8_t> data);
   void release_block(uint64_t block);
-  void reserve_initial_ranges();
+  void release_all_blocks();
+  // insert()'s storing part: takes the blocks [start, end) needs.
+  ReceiveResult take_blocks(uint64_t start, uint64_t end);
+  // insert()'s range part for new data [start, offset + data.size()):
+  // copies its bytes into the holes (unless discarding) and folds every
+  // range it overlaps or touches into one, stored (just below `above`, the
+  // lowest range ending at or after `start`, when it touches none), or
+  // removed when it joins the prefix. Returns the end of the merged range.
+  uint64_t merge(uint64_t offset, uint64_t start, std::span<const uint8_t> data,
+                 RangeTree::Handle above, bool joins_prefix);
 
   BlockPool& pool_;
-  size_t max_gaps_;
   size_t block_size_;
   unsigned block_shift_;
   uint64_t read_offset_ = 0;
   uint64_t contiguous_end_ = 0;
   uint64_t highest_received_ = 0;
   size_t blocks_held_ = 0;
+  bool discarding_ = false;
   // Power-of-two sized; entry (b mod size) is block b's storage or nullptr.
   std::vector<uint8_t*> ring_;
-  // Received ranges beyond contiguous_end_, sorted, disjoint, non-adjacent.
-  std::vector<Range> ranges_;
+  // Received ranges beyond contiguous_end_; max_size() is the gap bound.
+  RangeTree ranges_;
 };
 
 }  // namespace dpquic::conn

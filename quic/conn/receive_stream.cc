@@ -80,7 +80,6 @@ TransportError ReceiveStream::on_stream_frame(uint64_t offset, std::span<const u
     window_.stop_updates();  // RFC 9000 §4.2: no MAX_STREAM_DATA once the size is known
     if (state_ == ReceiveStreamState::kRecv) state_ = ReceiveStreamState::kSizeKnown;
   }
-  if (stopped_) discard_readable();
   if (state_ == ReceiveStreamState::kSizeKnown && buffer_.contiguous_end() == final_size_)
     state_ = ReceiveStreamState::kDataRecvd;
   return {};
@@ -155,10 +154,6 @@ bool ReceiveStream::readable() const {
   return false;
 }
 
-void ReceiveStream::discard_readable() {
-  buffer_.consume(static_cast<size_t>(buffer_.contiguous_end() - buffer_.read_offset()));
-}
-
 void ReceiveStream::stop_sending(uint64_t error_code) {
   if (stopped_) return;
   stopped_ = true;
@@ -167,9 +162,12 @@ void ReceiveStream::stop_sending(uint64_t error_code) {
   // RFC 9000 §3.5: STOP_SENDING only makes sense while the peer may still
   // be sending (Recv or Size Known).
   stop_pending_ = state_ == ReceiveStreamState::kRecv || state_ == ReceiveStreamState::kSizeKnown;
-  // Out-of-order ranges stay (bounded by the window) so the stream can still
-  // tell when the peer has sent everything; contiguous data goes now.
-  discard_readable();
+  // Every byte goes now and none is stored from here on; the ranges that
+  // arrive are still recorded, so the stream can tell when the peer has sent
+  // everything. Only that makes it safe for connection_consumed() to count
+  // everything received as consumed: the connection window keeps opening
+  // for a stopped stream, and its data must not hold memory.
+  buffer_.discard();
 }
 
 bool ReceiveStream::stop_sending_due() const {

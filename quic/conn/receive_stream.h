@@ -75,8 +75,8 @@ class ReceiveStream {
   bool readable() const;
 
   // The application no longer wants data: buffered and future data are
-  // discarded, and STOP_SENDING with `error_code` is due unless the peer has
-  // already sent everything or reset.
+  // discarded (no byte is stored from now on), and STOP_SENDING with
+  // `error_code` is due unless the peer has already sent everything or reset.
   void stop_sending(uint64_t error_code);
   bool stop_sending_due() const;
   uint64_t stop_sending_error() const { return stop_error_; }
@@ -110,7 +110,6 @@ class ReceiveStream {
  private:
   // Applies the final-size checks (RFC 9000 §4.5) for a frame ending at `end`.
   TransportError check_final_size(uint64_t end, bool fin, uint64_t frame_type) const;
-  void discard_readable();
   void note_read(Instant now, Duration rtt);
 
   ReceiveBuffer buffer_;

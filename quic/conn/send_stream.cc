@@ -114,7 +114,12 @@ void SendStream::release_all_chunks() {
 bool SendStream::write(transmit::Chunk chunk, bool fin) {
   if (reset_ || fin_queued_) return false;
   const uint64_t length = chunk.valid() ? chunk.size() : 0;
-  if (length > writable_bytes() || length > wire::kVarintMax - queued_end_) return false;
+  // While nothing queued waits for credit, any chunk the buffer holds is
+  // taken, however far past the credit it reaches: no chunk size can stall
+  // a stream whose peer opens its window only as data arrives.
+  const bool within_credit = length <= writable_bytes() ||
+                             (queued_end_ <= peer_max_stream_data_ && length <= buffer_room());
+  if (!within_credit || length > wire::kVarintMax - queued_end_) return false;
   if (length != 0) {
     push_chunk(std::move(chunk));
     queued_end_ += length;
@@ -125,6 +130,12 @@ bool SendStream::write(transmit::Chunk chunk, bool fin) {
 
 uint64_t SendStream::writable_bytes() const {
   if (reset_ || fin_queued_) return 0;
+  const uint64_t credit_end = peer_max_stream_data_ + kSendAheadOfCredit;
+  const uint64_t credit_room = queued_end_ >= credit_end ? 0 : credit_end - queued_end_;
+  return std::min(buffer_room(), credit_room);
+}
+
+uint64_t SendStream::buffer_room() const {
   const uint64_t unacked = queued_end_ - acked_contiguous_;
   return unacked >= max_buffered_ ? 0 : max_buffered_ - unacked;
 }

@@ -51,9 +51,19 @@ class SendStream {
  public:
   // A recycled stream keeps at most this many ring slots and ranges per
   // range set: far more than a short stream uses (8 of each at first, so
-  // those never give storage back), little memory per stream slot.
-  static constexpr size_t kMaxRetainedChunkSlots = 64;
+  // those never give storage back), little memory per stream slot. Writers
+  // offer what writable_bytes() allows, which follows the peer's credit, so
+  // a bulk stream's 4 MiB buffer holds chunks from 16 KiB up: 256 slots
+  // (about 10 KiB) cover it, and the next bulk stream on the slot does not
+  // grow the ring again.
+  static constexpr size_t kMaxRetainedChunkSlots = 256;
   static constexpr size_t kMaxRetainedRanges = 64;
+  // Bytes the stream queues beyond the peer's MAX_STREAM_DATA: enough that
+  // data goes out as soon as the limit rises, before the application is
+  // asked for more, and that STREAM_DATA_BLOCKED tells the peer we wait.
+  // Past that the application keeps its data (a file server does not read
+  // it yet): a peer that grants no credit pins no more than this.
+  static constexpr uint64_t kSendAheadOfCredit = 16 * 1024;
 
   // peer_max_stream_data: the peer's initial limit for this stream.
   // max_buffered: bytes the application may queue beyond what is acknowledged
@@ -79,10 +89,16 @@ class SendStream {
   // --- Application ---
   // Queues the chunk (keeping a reference until its bytes are acknowledged).
   // False, queueing nothing, after FIN or reset, beyond writable_bytes(), or
-  // past the largest stream offset (2^62 - 1). A zero-length (or empty) chunk
-  // with fin sends FIN alone; without fin it queues nothing and succeeds.
+  // past the largest stream offset (2^62 - 1); except that while everything
+  // queued is within the peer's limit a chunk up to the buffer room is taken
+  // whole, even past writable_bytes() (so a stream holds at most one write
+  // beyond kSendAheadOfCredit). A zero-length (or empty) chunk with fin sends
+  // FIN alone; without fin it queues nothing and succeeds.
   bool write(transmit::Chunk chunk, bool fin);
-  // max_buffered - (queued but not yet acknowledged).
+  // What the stream takes now: the smaller of the buffer room
+  // (max_buffered - queued but not yet acknowledged) and the peer's credit
+  // (peer_max_stream_data + kSendAheadOfCredit - queued_end). Nonzero
+  // whenever a write can succeed.
   uint64_t writable_bytes() const;
   // Abandons the stream: RESET_STREAM with final size sent_end(), nothing is
   // (re)transmitted afterwards and every chunk is released now. No effect in
@@ -179,6 +195,8 @@ class SendStream {
                    bool retransmission, StreamFrameRecord& record, uint64_t& new_bytes);
   bool write_fin_only(transmit::PacketPayloadWriter& writer, StreamFrameRecord& record);
   bool fin_pending() const { return fin_queued_ && !fin_in_flight_ && !fin_acked_; }
+  // max_buffered - (queued but not yet acknowledged).
+  uint64_t buffer_room() const;
 
   uint64_t id_;
   uint64_t peer_max_stream_data_;

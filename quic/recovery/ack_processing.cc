@@ -81,6 +81,8 @@ wire::WireError process_ack(const wire::AckRangeView& ranges, SentPackets& sent,
     if (!buffer.ensure_words(words)) {
       return process_ack_range_walk(ranges, sent, visitor, summary);  // out of memory
     }
+    ++buffer.rebuilds_;
+    buffer.words_rebuilt_ += words;
     // previous: what is already known acknowledged (vacant slots).
     uint64_t* previous = buffer.previous_;
     uint64_t* current = buffer.current_;

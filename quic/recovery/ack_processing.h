@@ -37,6 +37,11 @@ class AckXorBuffer {
   size_t capacity_bits() const;
   // Times the buffer has grown (tests prove it stops growing after warm-up).
   size_t growth_count() const;
+  // Work done: ACKs that composed part of the window from the ring, and the
+  // 64-packet words composed in all (monotonic; tests bound the work a peer
+  // can cause per packet).
+  size_t rebuilds() const { return rebuilds_; }
+  uint64_t words_rebuilt() const { return words_rebuilt_; }
 
   // After a process_ack that reached the window: the known-acknowledged
   // bits once it was applied, bit i of word j for packet number
@@ -61,6 +66,8 @@ class AckXorBuffer {
   uint64_t* current_ = nullptr;
   size_t capacity_words_ = 0;
   size_t growth_count_ = 0;
+  size_t rebuilds_ = 0;
+  uint64_t words_rebuilt_ = 0;
 };
 
 // Told about each newly acknowledged packet, in ascending packet-number

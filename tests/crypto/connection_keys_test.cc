@@ -292,9 +292,12 @@ TEST_P(ConnectionKeysTest, ClientInitiatedKeyUpdate) {
   // Key update state did not move on that failure.
   EXPECT_EQ(server_.key_phase().read_generation(), 1u);
 
-  // Traffic continues in phase 1 both ways, and a second update now works.
+  // Traffic continues in phase 1 both ways, and once the server has
+  // acknowledged the packet that started the update (in a packet under its
+  // new keys), a second update works.
   EXPECT_EQ(receive_short(mb_, server_, send_short(mb_, client_, 13, payload_), 13, 2400).status,
             PacketStatus::kOk);
+  server_.on_ack_sent(13);
   ASSERT_TRUE(client_.initiate_key_update());
   r = receive_short(mb_, server_, send_short(mb_, client_, 14, payload_), 14, 2500);
   ASSERT_EQ(r.status, PacketStatus::kOk);
@@ -376,6 +379,81 @@ TEST_P(ConnectionKeysTest, NextKeysBelowACurrentPacketIsKeyUpdateError) {
   EXPECT_EQ(server_.key_phase().read_generation(), 0u);
   EXPECT_EQ(server_.key_phase().write_generation(), 0u);
   EXPECT_FALSE(server_.has_previous_read_key());
+}
+
+// Opens a 1-RTT packet at `keys` and returns what on_packet_opened said
+// (the packet must open).
+bool open_and_commit(const MbManager& mb, ConnectionKeys& keys, Bytes packet,
+                     uint64_t packet_number) {
+  const HeaderProtectionKey* hp = keys.read_header_protection(EncryptionLevel::kApplication);
+  HeaderProtectionMask mask;
+  EXPECT_TRUE(compute_mask(mb, *hp, packet.data() + sample_offset(5), mask));
+  EXPECT_EQ(remove_header_protection(packet, 5, mask), 2u);
+  const bool key_phase = (packet[0] & 0x04) != 0;
+  const ReadKeySelection selection =
+      keys.select_read_key(EncryptionLevel::kApplication, key_phase, packet_number, 0);
+  const std::span<uint8_t> body = std::span(packet).subspan(kShortHeaderLength);
+  EXPECT_EQ(open(mb, {selection.key, packet_number, std::span(packet).first(kShortHeaderLength),
+                      body, body.first(body.size() - kAeadTagLength)}),
+            PacketStatus::kOk);
+  return keys.on_packet_opened(EncryptionLevel::kApplication, selection.generation, packet_number,
+                               0, kPto);
+}
+
+// The client updates, reads the server's answer (so it may update again by
+// its own bookkeeping) and updates once more. `server_acks` says whether the
+// server sent an ACK of the first update's packet in between.
+void update_twice(const MbManager& mb, ConnectionKeys& client, ConnectionKeys& server,
+                  bool server_acks, const Bytes& payload) {
+  ASSERT_TRUE(client.initiate_key_update());
+  ASSERT_TRUE(open_and_commit(mb, server, send_short(mb, client, 1, payload), 1));
+  ASSERT_TRUE(server.key_phase().peer_update_unacknowledged());
+  // The server's next packet is under its new keys; with server_acks it
+  // carries an ACK of packet 1.
+  if (server_acks) server.on_ack_sent(1);
+  ASSERT_TRUE(open_and_commit(mb, client, send_short(mb, server, 1, payload), 1));
+  ASSERT_TRUE(client.initiate_key_update());
+}
+
+// RFC 9001 §6.2: a second update from the peer before we acknowledged the
+// packet that started its first is KEY_UPDATE_ERROR, and nothing is
+// committed: a peer flipping the phase on every packet would otherwise
+// make us derive new keys for each.
+TEST_P(ConnectionKeysTest, ConsecutivePeerUpdatesAreKeyUpdateError) {
+  install_application_keys();
+  ASSERT_NO_FATAL_FAILURE(update_twice(mb_, client_, server_, false, payload_));
+  EXPECT_FALSE(open_and_commit(mb_, server_, send_short(mb_, client_, 2, payload_), 2));
+  EXPECT_TRUE(server_.key_update_error());
+  EXPECT_EQ(server_.key_phase().read_generation(), 1u);
+  EXPECT_EQ(server_.key_phase().write_generation(), 1u);
+}
+
+TEST_P(ConnectionKeysTest, PeerUpdateAfterOurAcknowledgmentIsAccepted) {
+  install_application_keys();
+  ASSERT_NO_FATAL_FAILURE(update_twice(mb_, client_, server_, true, payload_));
+  EXPECT_TRUE(open_and_commit(mb_, server_, send_short(mb_, client_, 2, payload_), 2));
+  EXPECT_FALSE(server_.key_update_error());
+  EXPECT_EQ(server_.key_phase().read_generation(), 2u);
+  EXPECT_EQ(server_.key_phase().write_generation(), 2u);
+}
+
+// An ACK below the packet that started the update does not acknowledge it;
+// and an update of ours that the peer answers is not one of the peer's.
+TEST_P(ConnectionKeysTest, OnlyAnAckReachingTheUpdateCountsAndAnswersAreNotUpdates) {
+  install_application_keys();
+  ASSERT_TRUE(client_.initiate_key_update());
+  ASSERT_TRUE(open_and_commit(mb_, server_, send_short(mb_, client_, 5, payload_), 5));
+  server_.on_ack_sent(4);
+  EXPECT_TRUE(server_.key_phase().peer_update_unacknowledged());
+  server_.on_ack_sent(6);
+  EXPECT_FALSE(server_.key_phase().peer_update_unacknowledged());
+  ASSERT_TRUE(open_and_commit(mb_, client_, send_short(mb_, server_, 1, payload_), 1));
+  // The server starts one; the client's answer is no consecutive update.
+  ASSERT_TRUE(server_.initiate_key_update());
+  ASSERT_TRUE(open_and_commit(mb_, client_, send_short(mb_, server_, 2, payload_), 2));
+  EXPECT_TRUE(open_and_commit(mb_, server_, send_short(mb_, client_, 6, payload_), 6));
+  EXPECT_FALSE(server_.key_update_error());
+  EXPECT_FALSE(server_.key_phase().peer_update_unacknowledged());
 }
 
 // A PTO so large that now + 3 * PTO overflows keeps the previous keys

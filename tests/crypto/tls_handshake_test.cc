@@ -2,9 +2,12 @@
 // three levels, with the secrets each side hands to its SecretSink recorded.
 #include <gtest/gtest.h>
 #include <openssl/crypto.h>
+#include <openssl/mem.h>
+#include <openssl/rand.h>
 #include <openssl/ssl.h>
 
 #include <fstream>
+#include <functional>
 #include <map>
 #include <stdexcept>
 #include <tuple>
@@ -298,6 +301,64 @@ TEST_F(TlsHandshakeTest, ReplayedTicketResumesWithoutZeroRtt) {
   EXPECT_STREQ(replay->server->early_data_reason(), "disabled");
   EXPECT_FALSE(replay->server_sink.has(EncryptionLevel::kEarlyData, Direction::kRead));
   expect_secrets_match(*replay, EncryptionLevel::kApplication);
+}
+
+// Offers 0-RTT with `session`'s ticket replaced by `ticket` (the client
+// still believes the session allows early data).
+std::unique_ptr<Connection> offer_with_ticket(
+    TlsContext& client_context, const CachedSession& session, const Bytes& ticket,
+    const std::function<std::unique_ptr<Connection>()>& connect) {
+  uint8_t* der = nullptr;
+  size_t der_length = 0;
+  EXPECT_EQ(SSL_SESSION_to_bytes(session.session.get(), &der, &der_length), 1);
+  bssl::UniquePtr<uint8_t> der_owner(der);
+  bssl::UniquePtr<SSL_SESSION> copy(
+      SSL_SESSION_from_bytes(der, der_length, client_context.ssl_ctx()));
+  EXPECT_NE(copy, nullptr);
+  EXPECT_EQ(SSL_SESSION_set_ticket(copy.get(), ticket.data(), ticket.size()), 1);
+  client_context.store_session("localhost",
+                               CachedSession{std::move(copy), session.peer_transport_parameters});
+  return connect();
+}
+
+// Made-up tickets (the right length, random bytes) offered with 0-RTT are
+// not recorded as used: they cannot fill the single-use record, and a
+// genuine ticket offered afterwards still gets 0-RTT.
+TEST_F(TlsHandshakeTest, ForgedTicketsDoNotFillTheReplayRecord) {
+  server_config_.replay_filter_capacity = 8;  // 8 slots, all probed
+  server_config_.ticket_keys = random_ticket_keys();
+  auto first = connect();
+  ASSERT_TRUE(first->client->handshake_complete());
+  std::optional<CachedSession> genuine = client_context_->take_session("localhost");
+  ASSERT_TRUE(genuine.has_value());
+  const uint8_t* ticket_data = nullptr;
+  size_t ticket_length = 0;
+  SSL_SESSION_get0_ticket(genuine->session.get(), &ticket_data, &ticket_length);
+  const Bytes ticket(ticket_data, ticket_data + ticket_length);
+  EXPECT_TRUE(ticket_authentic(ticket, *server_config_.ticket_keys));
+
+  for (int i = 0; i < 20; ++i) {
+    Bytes forged(ticket.size());
+    RAND_bytes(forged.data(), forged.size());
+    if (i % 2 == 1) {  // our key name, a bad HMAC
+      forged = ticket;
+      forged[20 + static_cast<size_t>(i)] ^= 0x01;
+    }
+    EXPECT_FALSE(ticket_authentic(forged, *server_config_.ticket_keys));
+    auto connection =
+        offer_with_ticket(*client_context_, *genuine, forged, [&] { return connect(); });
+    ASSERT_TRUE(connection->server->handshake_complete()) << connection->server->error_reason();
+    EXPECT_TRUE(connection->client->early_data_offered());
+    EXPECT_FALSE(connection->server->early_data_accepted());
+    EXPECT_FALSE(connection->server->session_resumed());
+  }
+  EXPECT_EQ(server_context_->replay_records(), 0u);
+
+  auto honest = offer_with_ticket(*client_context_, *genuine, ticket, [&] { return connect(); });
+  ASSERT_TRUE(honest->server->handshake_complete());
+  EXPECT_TRUE(honest->server->session_resumed());
+  EXPECT_TRUE(honest->server->early_data_accepted());
+  EXPECT_EQ(server_context_->replay_records(), 1u);
 }
 
 TEST_F(TlsHandshakeTest, ChangedEarlyDataContextRejectsZeroRttButResumes) {

@@ -14,7 +14,7 @@ fail() { echo "FAIL: $*"; exit 1; }
 
 out=$("$bin" --help) || fail "--help exited $?"
 for flag in --backend --listen --cert --key --root --cores --poll --retry --max-connections --cc \
-  --gso --qlog-dir --stats --drain-timeout --eal; do
+  --gso --qlog-dir --qlog-max-mb --stats --drain-timeout --eal; do
   grep -q -- "$flag" <<<"$out" || fail "--help does not mention $flag"
 done
 
@@ -47,6 +47,8 @@ expect_error "expected on or off" --gso=maybe
 expect_error "--stats=x" --stats=x
 expect_error "--drain-timeout=x" --drain-timeout=x
 expect_error "--drain-timeout=-1" --drain-timeout=-1
+expect_error "--qlog-max-mb=0" --qlog-max-mb=0
+expect_error "--qlog-max-mb=lots" --qlog-max-mb=lots
 expect_error "--cert and --key go together" --cert=/nonexistent.pem
 expect_error "needs a value" --listen
 expect_error "invalid CIDR" --backend=dpdk --ip=10.0.0.2/33

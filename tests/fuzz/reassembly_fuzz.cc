@@ -2,8 +2,9 @@
 // script of STREAM frames, reads, RESET_STREAM, STOP_SENDING and window
 // updates, checked against a simple model: every verdict (flow control,
 // final size, too many gaps), every byte read (byte at offset o is
-// pattern(o), so duplicates and overlaps must agree), the FIN, the gap count
-// and the blocks held.
+// pattern(o), so duplicates and overlaps must agree), the FIN, the received
+// ranges (and the invariants of the tree that holds them) and the blocks
+// held.
 //
 // Input: byte 0 configures (max gaps 1..16, initial window 1..8 KiB); then
 // operations, each an opcode byte and its arguments:
@@ -23,10 +24,12 @@
 #include <vector>
 
 #include "quic/conn/block_pool.h"
+#include "quic/conn/range_tree.h"
 #include "quic/conn/receive_stream.h"
 
 namespace {
 
+using dpquic::conn::RangeTree;
 using dpquic::conn::ReceiveStream;
 using dpquic::conn::ReceiveStreamState;
 using dpquic::conn::TransportError;
@@ -73,6 +76,18 @@ struct Model {
 
   // The ranges after storing [start, end), or false if that leaves more
   // than max_gaps holes (then nothing changes).
+  // The buffer holds exactly `ranges`, in a valid tree.
+  bool matches(const RangeTree& tree) const {
+    auto expected = ranges.begin();
+    bool same = tree.valid();
+    tree.for_each([&](const RangeTree::Range& r) {
+      same = same && expected != ranges.end() && expected->first == r.start &&
+             expected->second == r.end;
+      if (expected != ranges.end()) ++expected;
+    });
+    return same && expected == ranges.end();
+  }
+
   bool insert(uint64_t start, uint64_t end, size_t max_gaps) {
     start = std::max(start, contiguous_end);
     if (start >= end) return true;
@@ -239,6 +254,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       check(buffer.read_offset() == model.read_offset);
       check(buffer.contiguous_end() == model.contiguous_end);
       check(buffer.gap_count() == model.ranges.size());
+      check(model.matches(buffer.ranges()));
       const uint64_t held_end = std::max(model.highest, buffer.read_offset());
       const uint64_t span_blocks =
           held_end == buffer.read_offset()

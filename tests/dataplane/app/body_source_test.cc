@@ -390,5 +390,74 @@ TEST(ResponseBodyTest, BuffersOutliveTheirBody) {
   EXPECT_EQ(pool.free_buffers(), 4u);
 }
 
+TEST(ResponseBodyTest, FileBodyReadsWholeBuffersUpToItsLimit) {
+  TempDir dir;
+  const std::string contents = patterned_contents();
+  dir.write("f", contents);
+  DocumentRoot root(dir.path());
+  BufferPool pool(1024, 16);
+  ResponseBody body = ResponseBody::file(*root.open("/f"), 0, contents.size(), 8, nullptr, nullptr);
+  std::array<std::array<transmit::Chunk, 4>, 3> out;
+  size_t count = 0;
+  ASSERT_EQ(body.fill(pool, 0, out[0], count, 1), BodyFill::kOk);
+  EXPECT_EQ(count, 1u);  // one byte allowed: one whole buffer
+  EXPECT_EQ(out[0][0].size(), 1024u);
+  ASSERT_EQ(body.fill(pool, 0, out[1], count, 2048), BodyFill::kOk);
+  EXPECT_EQ(count, 2u);
+  ASSERT_EQ(body.fill(pool, 0, out[2], count, 2049), BodyFill::kOk);
+  EXPECT_EQ(count, 3u);
+  EXPECT_EQ(body.in_flight(), 6u);
+  EXPECT_EQ(body.remaining(), contents.size() - 6 * 1024);
+}
+
+TEST(ResponseBodyTest, AGroupCapsItsBodiesTogether) {
+  TempDir dir;
+  const std::string contents = patterned_contents();
+  dir.write("f", contents);
+  DocumentRoot root(dir.path());
+  BufferPool pool(1024, 16);
+  auto* group = new BufferFlight;
+  int group_returns = 0;
+  group->on_return = [](void* context) { ++*static_cast<int*>(context); };
+  group->context = &group_returns;
+  ResponseBody first =
+      ResponseBody::file(*root.open("/f"), 0, contents.size(), 8, nullptr, nullptr);
+  ResponseBody second =
+      ResponseBody::file(*root.open("/f"), 0, contents.size(), 8, nullptr, nullptr);
+  first.join_group(group, 3);
+  second.join_group(group, 3);
+  EXPECT_EQ(group->references, 3u);  // its owner and two members
+
+  std::array<transmit::Chunk, 4> a;
+  std::array<transmit::Chunk, 4> b;
+  size_t count = 0;
+  ASSERT_EQ(first.fill(pool, 0, a, count, 2 * 1024), BodyFill::kOk);
+  EXPECT_EQ(count, 2u);
+  ASSERT_EQ(second.fill(pool, 0, b, count), BodyFill::kOk);
+  EXPECT_EQ(count, 1u);  // the group's third and last
+  EXPECT_EQ(group->in_flight, 3u);
+  EXPECT_EQ(second.fill(pool, 0, b, count), BodyFill::kGroupCapped);
+  EXPECT_EQ(first.fill(pool, 0, a, count), BodyFill::kGroupCapped);
+
+  a[0].reset();
+  EXPECT_EQ(group_returns, 1);
+  EXPECT_EQ(group->in_flight, 2u);
+  ASSERT_EQ(second.fill(pool, 0, b, count), BodyFill::kOk);
+  EXPECT_EQ(count, 1u);
+  EXPECT_EQ(second.in_flight(), 1u);  // b[0] was overwritten: its buffer came back
+
+  // Owner and bodies go first; buffers still out keep the group counted and
+  // alive, and come back without calling anyone.
+  group->on_return = nullptr;
+  BufferPool::release_flight(group);
+  first = ResponseBody();
+  second = ResponseBody();
+  EXPECT_EQ(group->in_flight, 2u);
+  a[1].reset();
+  b[0].reset();
+  EXPECT_EQ(pool.free_buffers(), 16u);
+  EXPECT_EQ(group_returns, 2);
+}
+
 }  // namespace
 }  // namespace dpquic::dataplane

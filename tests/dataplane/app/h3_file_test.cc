@@ -5,6 +5,7 @@
 // descriptors is a 503, not a 404.
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -121,14 +122,30 @@ TEST_F(H3FileTest, NoDescriptorLeftIsA503AndTheNextRequestIsServed) {
   const uint64_t starved = h3.get(handle, "/index.html", recorder);
   const uint64_t missing = h3.get(handle, "/missing.bin", recorder);
   bool limited = false;
+  bool hard_lowered = false;
   bool completed = false;
+  rlimit before{};
+  rlimit during{};
+  rlimit after{};
+  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &before), 0);
   {
     ::dpquic::testing::NoFreeDescriptors no_descriptors;
     limited = no_descriptors.ok();
+    hard_lowered = no_descriptors.hard_lowered();
+    ::getrlimit(RLIMIT_NOFILE, &during);
     completed = h3.run_until_completed(recorder, 2);
   }
   ASSERT_TRUE(limited);
   ASSERT_TRUE(completed);
+  // Where the process may raise it back, the hard limit went down too, so
+  // nothing could have raised the soft one out of the way; both came back.
+  EXPECT_EQ(hard_lowered, ::dpquic::testing::may_raise_hard_limits());
+  if (hard_lowered) {
+    EXPECT_EQ(during.rlim_max, during.rlim_cur);
+  }
+  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &after), 0);
+  EXPECT_EQ(after.rlim_cur, before.rlim_cur);
+  EXPECT_EQ(after.rlim_max, before.rlim_max);
   EXPECT_EQ(recorder[starved].outcome.result, H3Result::kOk);
   EXPECT_EQ(recorder[starved].status, 503);
   EXPECT_TRUE(recorder[starved].body.empty());

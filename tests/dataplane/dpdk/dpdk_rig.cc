@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 
@@ -88,6 +89,7 @@ DpdkRig::DpdkRig(const DpdkRigOptions& options)
   server_interface.mac = server_port_->capabilities().mac;
   server_interface.ipv4 = server_address();
   server_interface.ipv4_prefix = 24;
+  server_interface.gateway4 = options_.server_gateway4;
   InterfaceAddresses client_interface;
   client_interface.mac = client_port_->capabilities().mac;
   client_interface.ipv4 = client_address();
@@ -108,6 +110,7 @@ DpdkRig::DpdkRig(const DpdkRigOptions& options)
     config.tx_ip_checksum_offload = server_port_->capabilities().tx_ipv4_checksum;
     config.tx_udp_checksum_offload = server_port_->capabilities().tx_udp_checksum;
     config.verify_udp_checksum = options_.verify_udp_checksum;
+    config.neighbour_capacity = options_.neighbour_capacity;
     servers_.push_back(std::make_unique<DpdkShard>(config, *server_tls_.back()));
     perf_servers_.push_back(std::make_unique<PerfServer>(servers_.back()->endpoint()));
     servers_.back()->set_application(perf_servers_.back().get());
@@ -130,6 +133,7 @@ DpdkRig::DpdkRig(const DpdkRigOptions& options)
   config.tx_ip_checksum_offload = client_port_->capabilities().tx_ipv4_checksum;
   config.tx_udp_checksum_offload = client_port_->capabilities().tx_udp_checksum;
   config.verify_udp_checksum = options_.verify_udp_checksum;
+  config.neighbour_capacity = options_.neighbour_capacity;
   client_ = std::make_unique<DpdkShard>(config, *client_tls_);
   perf_client_ = std::make_unique<PerfClient>(client_->endpoint());
   client_->set_application(perf_client_.get());
@@ -226,5 +230,31 @@ bool DpdkRig::poll_all(Instant now) {
   any |= carry() != 0;
   return any;
 }
+
+void DpdkRig::send_to_server(std::span<const uint8_t> frame, uint16_t queue) {
+  rte_mbuf* mbuf = rte_pktmbuf_alloc(server_port_->pool());
+  if (mbuf == nullptr) throw std::runtime_error("DpdkRig::send_to_server: no mbuf");
+  char* data = rte_pktmbuf_append(mbuf, static_cast<uint16_t>(frame.size()));
+  if (data != nullptr) std::memcpy(data, frame.data(), frame.size());
+  if (data == nullptr || rte_ring_sp_enqueue(server_rx_.at(queue), mbuf) != 0) {
+    rte_pktmbuf_free(mbuf);
+    throw std::runtime_error("DpdkRig::send_to_server: frame too long or ring full");
+  }
+}
+
+std::vector<std::vector<uint8_t>> DpdkRig::take_server_frames() {
+  std::vector<std::vector<uint8_t>> frames;
+  for (rte_ring* tx : server_tx_) {
+    rte_mbuf* mbuf = nullptr;
+    while (rte_ring_sc_dequeue(tx, reinterpret_cast<void**>(&mbuf)) == 0) {
+      const auto* bytes = rte_pktmbuf_mtod(mbuf, const uint8_t*);
+      frames.emplace_back(bytes, bytes + rte_pktmbuf_data_len(mbuf));
+      rte_pktmbuf_free(mbuf);
+    }
+  }
+  return frames;
+}
+
+MacAddress DpdkRig::server_mac() const { return server_port_->capabilities().mac; }
 
 }  // namespace dpquic::dataplane::dpdk

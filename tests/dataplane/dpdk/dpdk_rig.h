@@ -18,6 +18,7 @@
 #include <memory>
 #include <optional>
 #include <random>
+#include <span>
 #include <vector>
 
 #include "crypto/certificates.h"
@@ -40,6 +41,9 @@ struct DpdkRigOptions {
   double loss = 0.0;  // per frame, each way (kCarried)
   uint64_t seed = 1;
   bool verify_udp_checksum = false;
+  // The server shards' IPv4 gateway and neighbour cache size.
+  std::optional<conn::SocketAddress> server_gateway4;
+  size_t neighbour_capacity = 256;
 };
 
 class DpdkRig {
@@ -63,6 +67,15 @@ class DpdkRig {
   void force_server_queue(std::optional<uint16_t> queue) { forced_queue_ = queue; }
   // One iteration of everything (kCarried): client, carry, servers, carry.
   bool poll_all(Instant now);
+
+  // kCarried, for frames built by hand: puts a copy of `frame` on server
+  // queue `queue`'s receive ring, as the wire would; throws when the pool or
+  // the ring is exhausted.
+  void send_to_server(std::span<const uint8_t> frame, uint16_t queue = 0);
+  // kCarried: takes every frame the server shards sent and carry() has not
+  // moved, oldest first (queue 0's, then queue 1's, ...).
+  std::vector<std::vector<uint8_t>> take_server_frames();
+  MacAddress server_mac() const;
 
   DpdkShard& client() { return *client_; }
   DpdkShard& server(size_t i) { return *servers_[i]; }

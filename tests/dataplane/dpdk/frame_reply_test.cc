@@ -13,12 +13,14 @@ ParsedFrame parse(const Bytes& frame, const InterfaceAddresses& interface = our_
   return parse_frame(frame, interface, {});
 }
 
-// The interface of kPeerIp4/kPeerIp6 at kPeerMac.
+// The interface of kPeerIp4/kPeerIp6 at kPeerMac, on our prefixes.
 InterfaceAddresses peer_interface() {
   InterfaceAddresses interface;
   interface.mac = kPeerMac;
   interface.ipv4 = v4(kPeerIp4, 0);
+  interface.ipv4_prefix = 24;
   interface.ipv6 = v6(kPeerIp6, 0);
+  interface.ipv6_prefix = 64;
   return interface;
 }
 

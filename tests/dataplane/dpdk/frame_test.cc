@@ -255,8 +255,6 @@ TEST(ParseArpTest, ReplyToUs) {
 }
 
 TEST(ParseArpTest, Drops) {
-  expect_drop(arp_frame({.target_ip = {192, 0, 2, 77}}), DropReason::kNotForUs);
-  expect_drop(arp_frame({.opcode = 2, .target_ip = {192, 0, 2, 77}}), DropReason::kNotForUs);
   expect_drop(arp_frame({.destination_mac = kOtherMac}), DropReason::kNotForUs);
   expect_drop(arp_frame({.destination_mac = {0x33, 0x33, 0, 0, 0, 1}}), DropReason::kNotForUs);
   expect_drop(arp_frame({.hardware = 6}), DropReason::kMalformed);
@@ -264,6 +262,9 @@ TEST(ParseArpTest, Drops) {
   expect_drop(arp_frame({.hardware_length = 8}), DropReason::kMalformed);
   expect_drop(arp_frame({.protocol_length = 16}), DropReason::kMalformed);
   expect_drop(arp_frame({.sender_mac = kBroadcast}), DropReason::kMalformed);
+  expect_drop(arp_frame({.sender_mac = {0x01, 0, 0x5e, 0, 0, 1}}), DropReason::kMalformed);
+  expect_drop(arp_frame({.opcode = 2, .sender_mac = {0x33, 0x33, 0, 0, 0, 1}}),
+              DropReason::kMalformed);
   expect_drop(arp_frame({.opcode = 3}), DropReason::kUnsupportedProtocol);
   Bytes short_arp = arp_frame({});
   short_arp.pop_back();
@@ -390,6 +391,7 @@ TEST(ParseIcmp6Test, NeighbourSolicitationWithSourceLinkLayerOption) {
   EXPECT_EQ(parsed.sender_ip, v6(kPeerIp6, 0));
   EXPECT_EQ(parsed.sender_mac, option_mac);
   EXPECT_EQ(parsed.source_mac, kPeerMac);
+  EXPECT_TRUE(parsed.link_layer_option);
 }
 
 TEST(ParseIcmp6Test, NeighbourSolicitationVariants) {
@@ -401,6 +403,7 @@ TEST(ParseIcmp6Test, NeighbourSolicitationVariants) {
   ASSERT_EQ(parsed.kind, FrameKind::kNeighbourSolicitation) << drop_reason_name(parsed.drop);
   EXPECT_EQ(parsed.sender_mac, kPeerMac);
   EXPECT_EQ(parsed.sender_ip, v6(kPeerIp6, 0));
+  EXPECT_FALSE(parsed.link_layer_option);
 
   // Duplicate address detection: from ::, nothing to learn.
   Ipv6Fields dad = solicitation_fields();

@@ -115,11 +115,12 @@ struct Ipv4Fields {
   int total_length_delta = 0;  // added to the true total length
   bool corrupt_checksum = false;
   MacAddress destination_mac = kOurMac;
+  MacAddress source_mac = kPeerMac;
 };
 
 // Ethernet + IPv4 header (checksummed) + l4.
 inline Bytes ipv4_frame(const Ipv4Fields& fields, const Bytes& l4) {
-  Bytes out = ethernet(fields.destination_mac, kPeerMac, 0x0800);
+  Bytes out = ethernet(fields.destination_mac, fields.source_mac, 0x0800);
   const size_t header_length = 20 + fields.options.size();
   const size_t ip_start = out.size();
   out.push_back(static_cast<uint8_t>(fields.version << 4 | header_length / 4));
@@ -186,10 +187,11 @@ struct ArpFields {
   MacAddress target_mac = {};
   std::array<uint8_t, 4> target_ip = kOurIp4;
   MacAddress destination_mac = kBroadcast;
+  MacAddress source_mac = kPeerMac;  // Ethernet
 };
 
 inline Bytes arp_frame(const ArpFields& fields) {
-  Bytes out = ethernet(fields.destination_mac, kPeerMac, 0x0806);
+  Bytes out = ethernet(fields.destination_mac, fields.source_mac, 0x0806);
   put16(out, fields.hardware);
   put16(out, fields.protocol);
   out.push_back(fields.hardware_length);

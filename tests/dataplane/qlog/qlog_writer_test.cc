@@ -10,6 +10,7 @@
 
 #include <array>
 #include <cstdint>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -317,6 +318,48 @@ TEST(QlogFactoryTest, OpenFailureIsCountedOnceAndNotFatal) {
   EXPECT_EQ(factory.live_writers(), 0u);
   EXPECT_EQ(factory.writers_created(), 1u);
   EXPECT_EQ(factory.failures(), 1u);
+}
+
+// A factory whose byte budget runs out: the writer that crosses it stops
+// after its last whole record (the file stays valid JSON-SEQ), later
+// connections get no file at all, and the total written stays within the
+// budget.
+TEST(QlogFactoryTest, ByteBudgetBoundsAllFiles) {
+  const std::string dir = temp_dir();
+  QlogFactory factory(dir, 0.0);
+  constexpr uint64_t kBudget = 4096;
+  factory.set_byte_budget(kBudget);
+  std::vector<conn::ConnectionTracer*> tracers;
+  for (uint8_t i = 0; i < 40; ++i) {
+    conn::ConnectionTracer* tracer = factory.create_tracer(wire::Role::kServer);
+    tracers.push_back(tracer);
+    conn::TracedStart start = start_of(wire::Role::kServer);
+    const std::array<uint8_t, 4> odcid = {0x0b, 0x0d, 0x9e, i};
+    start.original_dcid = wire::ConnectionId(odcid);
+    tracer->on_connection_started(0, start);
+    for (uint64_t pn = 0; pn < 20; ++pn) tracer->on_packet_lost(1, wire::PacketType::kOneRtt, pn);
+  }
+  EXPECT_LE(factory.bytes_written(), kBudget);
+  EXPECT_GT(factory.bytes_written(), kBudget / 2);  // it did fill up
+  EXPECT_EQ(factory.failures(), 0u);
+  for (conn::ConnectionTracer* tracer : tracers) factory.release_tracer(tracer);
+
+  // Files on disk: fewer than the connections, every one valid, all within
+  // the budget.
+  size_t files = 0;
+  uint64_t bytes = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    ++files;
+    const std::string text = read_file(entry.path().string());
+    bytes += text.size();
+    EXPECT_FALSE(parse_records(text).empty()) << entry.path();
+  }
+  EXPECT_GT(files, 0u);
+  EXPECT_LT(files, 40u);
+  EXPECT_EQ(bytes, factory.bytes_written());
+  // Every connection without a file, and the one the budget ran out in.
+  EXPECT_GE(factory.over_budget_writers(), 40u - files);
+  EXPECT_LE(factory.over_budget_writers(), 40u - files + 1);
 }
 
 }  // namespace

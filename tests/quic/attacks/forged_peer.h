@@ -96,8 +96,10 @@ class ForgedPeer {
   harness::QuicPair& pair() { return pair_; }
   endpoint::ConnectionHandle client_handle() const { return client_handle_; }
   endpoint::Endpoint& victim_endpoint();
-  // The victim's connection (null once the endpoint freed it).
+  // The victim's connection (null once the endpoint freed it). After
+  // calling into it directly, wake_victim() so that its endpoint polls it.
   conn::Connection* victim();
+  void wake_victim() { victim_endpoint().wake(victim_handle_); }
   Instant now() const { return now_; }
 
   // Seals `frames` (an encoded payload) into a 1-RTT packet with the next

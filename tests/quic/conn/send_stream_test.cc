@@ -540,7 +540,8 @@ TEST(SendStreamTest, RefusesOffsetsBeyondTheVarintRange) {
   owner.on_last_release = [](transmit::ChunkOwner*) {};
   const uint8_t byte = 0;
   {
-    SendStream stream(kStreamId, kLots, UINT64_MAX);
+    // Credit for the whole range: only the offsets limit the writes.
+    SendStream stream(kStreamId, wire::kVarintMax, UINT64_MAX);
     ASSERT_TRUE(stream.write(Chunk(&owner, &byte, wire::kVarintMax - 1), false));
     EXPECT_EQ(stream.queued_end(), wire::kVarintMax - 1);
     EXPECT_FALSE(stream.write(Chunk(&owner, &byte, 2), false));

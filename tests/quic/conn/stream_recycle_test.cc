@@ -167,18 +167,18 @@ TEST(SendStreamRecycleTest, ReinitializeAfterResetForgetsTheReset) {
 }
 
 TEST(SendStreamRecycleTest, RetireReleasesChunksAndLargeRingsAreTrimmed) {
-  ChunkPool pool(16, 128);
+  ChunkPool pool(16, 512);
   const std::vector<uint8_t> data = pattern(1000, 5);
   SendStream stream(4, kLots, 64 * 1024);
-  for (size_t i = 0; i < 100; ++i)
+  for (size_t i = 0; i < 300; ++i)
     ASSERT_TRUE(stream.write(pool.copy_from(piece(data, i, 1)), false));
-  EXPECT_EQ(stream.chunk_capacity(), 128u);
-  EXPECT_EQ(pool.free_buffers(), 28u);
+  EXPECT_EQ(stream.chunk_capacity(), 512u);
+  EXPECT_EQ(pool.free_buffers(), 212u);
   stream.retire();
-  EXPECT_EQ(pool.free_buffers(), 128u);
+  EXPECT_EQ(pool.free_buffers(), 512u);
   EXPECT_EQ(stream.chunk_count(), 0u);
   stream.reinitialize(8, kLots, 64 * 1024);
-  // Beyond the cap (64 slots): back to the initial ring.
+  // Beyond the cap (256 slots): back to the initial ring.
   EXPECT_EQ(stream.chunk_capacity(), 8u);
   EXPECT_LE(stream.chunk_capacity(), SendStream::kMaxRetainedChunkSlots);
   ASSERT_TRUE(stream.write(pool.copy_from(piece(data, 0, 10)), true));
