@@ -155,6 +155,7 @@ Server::Server(const ServerOptions& options) : options_(options) {
   endpoint.connection.transport.max_udp_payload_size = wire::kDefaultMaxUdpPayloadSize;
   endpoint.connection.max_datagram_size = options_.max_udp_payload;
   endpoint.retry.mode = options_.retry;
+  endpoint.max_half_open_per_prefix = options_.max_half_open_per_address;
   endpoint.stateless_reset_key = random_key(32);
   endpoint.address_token_key = random_key(16);
   endpoint.tracer_factory = qlog_.get();
@@ -319,13 +320,14 @@ std::string Server::totals_line() const {
       line, sizeof(line),
       "dataplane: totals: handshakes=%llu retries=%llu version_negotiations=%llu "
       "refused=%llu packets_in=%llu packets_out=%llu bytes_in=%llu bytes_out=%llu "
-      "drops=%llu steered=%llu gso_fallbacks=%llu\n",
+      "drops=%llu steered=%llu gso_fallbacks=%llu half_open_dropped=%llu\n",
       static_cast<unsigned long long>(t.handshakes), static_cast<unsigned long long>(t.retries),
       static_cast<unsigned long long>(t.version_negotiations),
       static_cast<unsigned long long>(t.refused), static_cast<unsigned long long>(t.datagrams_in),
       static_cast<unsigned long long>(t.datagrams_out), static_cast<unsigned long long>(t.bytes_in),
       static_cast<unsigned long long>(t.bytes_out), static_cast<unsigned long long>(t.drops),
-      static_cast<unsigned long long>(t.steered), static_cast<unsigned long long>(t.gso_fallbacks));
+      static_cast<unsigned long long>(t.steered), static_cast<unsigned long long>(t.gso_fallbacks),
+      static_cast<unsigned long long>(t.half_open_dropped));
   return line;
 }
 

@@ -34,6 +34,11 @@ constexpr char kUsage[] =
     "  --poll=epoll|busy         wait in epoll, or spin on the sockets (default epoll)\n"
     "  --retry=auto|always|never address validation with Retry (default auto: under load)\n"
     "  --max-connections=N       connections the server holds at once (default 4096)\n"
+    "  --max-half-open-per-address=N\n"
+    "                            handshakes from one source /32 (IPv4) or /64 (IPv6) whose\n"
+    "                            address is not validated yet, per core; beyond it Initials\n"
+    "                            get Retry (with --retry=never: CONNECTION_REFUSED)\n"
+    "                            (default 32; 0: no bound)\n"
     "  --cc=newreno|cubic        congestion controller (default cubic)\n"
     "  --gso=on|off              UDP segmentation offload (default on)\n"
     "  --max-udp-payload=N       largest datagram to send, 1200..16383 (default 16383):\n"
@@ -129,6 +134,9 @@ struct Parser {
     } else if (flag == "--max-connections") {
       if (!parse_count(value, 1, 1u << 22, n)) return bad_value(flag, value, "1..4194304");
       options.max_connections = n;
+    } else if (flag == "--max-half-open-per-address") {
+      if (!parse_count(value, 0, 1u << 22, n)) return bad_value(flag, value, "0..4194304");
+      options.max_half_open_per_address = n;
     } else if (flag == "--cc") {
       if (value == "newreno")
         options.congestion_control = recovery::CongestionControlAlgorithm::kNewReno;

@@ -37,6 +37,8 @@ struct ServerOptions {
   size_t cores = 0;  // 0: the online cores
   endpoint::RetryMode retry = endpoint::RetryMode::kAuto;
   size_t max_connections = 4096;  // per server, split over the shards
+  // Unvalidated half-open connections per source prefix and core; 0: none.
+  size_t max_half_open_per_address = 32;
   recovery::CongestionControlAlgorithm congestion_control =
       recovery::CongestionControlAlgorithm::kCubic;
   bool gso = true;

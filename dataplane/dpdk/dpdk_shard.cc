@@ -483,6 +483,8 @@ void DpdkShard::publish_counters() {
   counters_.refused.store(endpoint_stats.connections_refused, kRelaxed);
   counters_.steered.store(stats_.steered_out, kRelaxed);
   counters_.version_negotiations.store(endpoint_stats.version_negotiations_sent, kRelaxed);
+  counters_.half_open_dropped.store(
+      endpoint_stats.half_open_evicted + endpoint_stats.half_open_expired, kRelaxed);
   stats_.tx_dropped = tx_refused_;
 }
 

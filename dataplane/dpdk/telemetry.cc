@@ -53,6 +53,7 @@ std::array<TelemetryCounter, kTelemetryCounterCount> telemetry_counters(
       {"steered", snapshot.steered},
       {"gso_fallbacks", snapshot.gso_fallbacks},
       {"version_negotiations", snapshot.version_negotiations},
+      {"half_open_dropped", snapshot.half_open_dropped},
   }};
 }
 
@@ -96,6 +97,7 @@ CounterSnapshot sum_snapshots(std::span<const CounterSnapshot> shards) {
     total.steered += shard.steered;
     total.gso_fallbacks += shard.gso_fallbacks;
     total.version_negotiations += shard.version_negotiations;
+    total.half_open_dropped += shard.half_open_dropped;
   }
   return total;
 }

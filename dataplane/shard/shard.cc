@@ -251,6 +251,7 @@ void Shard::publish_counters() {
   counters_.steered.store(steered_out_, kRelaxed);
   counters_.gso_fallbacks.store(fallbacks, kRelaxed);
   counters_.version_negotiations.store(stats.version_negotiations_sent, kRelaxed);
+  counters_.half_open_dropped.store(stats.half_open_evicted + stats.half_open_expired, kRelaxed);
 }
 
 bool Shard::poll_once(Instant now) {

@@ -23,13 +23,16 @@ struct alignas(64) ShardCounters {
   std::atomic<uint64_t> steered{0};  // handed to another shard
   std::atomic<uint64_t> gso_fallbacks{0};
   std::atomic<uint64_t> version_negotiations{0};
+  // Handshakes from unvalidated addresses dropped under pressure (evicted
+  // for a proven client, or expired early while Retry is on).
+  std::atomic<uint64_t> half_open_dropped{0};
 };
 
 // A plain copy of the counters, summed over shards.
 struct CounterSnapshot {
   uint64_t connections = 0, handshakes = 0, datagrams_in = 0, datagrams_out = 0, bytes_in = 0,
            bytes_out = 0, drops = 0, retries = 0, refused = 0, steered = 0, gso_fallbacks = 0,
-           version_negotiations = 0;
+           version_negotiations = 0, half_open_dropped = 0;
 
   void add(const ShardCounters& c) {
     connections += c.connections.load(std::memory_order_relaxed);
@@ -44,6 +47,7 @@ struct CounterSnapshot {
     steered += c.steered.load(std::memory_order_relaxed);
     gso_fallbacks += c.gso_fallbacks.load(std::memory_order_relaxed);
     version_negotiations += c.version_negotiations.load(std::memory_order_relaxed);
+    half_open_dropped += c.half_open_dropped.load(std::memory_order_relaxed);
   }
 };
 

@@ -191,6 +191,10 @@ class Connection final : public transmit::TransmitSource,
   bool set_stream_priority(uint64_t stream_id, const StreamPriority& priority);
   // The stream's priority, or nullopt without such a stream (a sending part).
   std::optional<StreamPriority> stream_priority(uint64_t stream_id) const;
+  // Server, during the handshake: ends the connection silently, as its
+  // handshake timeout would (the endpoint drops unvalidated half-open
+  // connections under pressure). Nothing if it is already closed.
+  void expire_handshake(Instant now);
   // Immediate close (RFC 9000 §10.2): CONNECTION_CLOSE, then closing state.
   void close(Instant now, uint64_t error_code, bool application, const char* reason);
   // RFC 9221: false if not negotiated, too large for a packet, or queue full.

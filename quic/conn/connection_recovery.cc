@@ -372,6 +372,13 @@ void Connection::enter_draining(Instant now, CloseReason reason, uint64_t code, 
   push_close_event(application);
 }
 
+void Connection::expire_handshake(Instant now) {
+  now_ = now;
+  if (state_ == ConnectionState::kClosed) return;
+  close_reason_ = CloseReason::kHandshakeTimeout;
+  finish(CloseReason::kHandshakeTimeout);
+}
+
 void Connection::finish(CloseReason reason) {
   if (state_ == ConnectionState::kClosed) return;
   state_ = ConnectionState::kClosed;

@@ -45,9 +45,11 @@ Endpoint::Endpoint(const EndpointConfig& config, const crypto::MbManager& mb,
                  random_.next_u64()),
       address_table_(std::bit_ceil(std::max<size_t>(64, config.max_connections * 2)),
                      random_.next_u64()),
-      retry_policy_(config.retry),
+      retry_policy_(config.retry, config.max_connections),
       stateless_limiter_(config.stateless_replies_per_second,
-                         std::max<uint64_t>(1, config.stateless_replies_per_second / 4)) {
+                         std::max<uint64_t>(1, config.stateless_replies_per_second / 4)),
+      unvalidated_(config.role == wire::Role::kServer ? config.max_connections : 0,
+                   random_.next_u64()) {
   if (config.max_connections == 0) throw std::invalid_argument("max_connections must be > 0");
   if (config.role == wire::Role::kServer && tls.role() != wire::Role::kServer) {
     throw std::invalid_argument("a server endpoint needs a server TLS context");
@@ -77,6 +79,7 @@ Endpoint::Endpoint(const EndpointConfig& config, const crypto::MbManager& mb,
   event_queue_ = conn::SlotQueue(config.max_connections);
   timers_.reserve(config.max_connections);
   due_timers_.resize(config.max_connections);  // a heap entry per connection at most
+  evicted_closes_.reserve(config.max_connections);
   replies_.resize(kStatelessReplySlots);
   initial_scratch_.resize(65536);  // any UDP datagram
 }
@@ -221,6 +224,12 @@ bool Endpoint::poll_transmit(Instant now, const transmit::BurstBuffers& buffers,
 Instant Endpoint::poll_timeout() { return timers_.empty() ? kNever : timers_.front().deadline; }
 
 bool Endpoint::poll_event(EndpointEvent& event) {
+  if (evicted_closes_read_ < evicted_closes_.size()) {
+    event = evicted_closes_[evicted_closes_read_++];
+    return true;
+  }
+  evicted_closes_.clear();
+  evicted_closes_read_ = 0;
   while (!event_queue_.empty()) {
     const ConnectionHandle handle = event_queue_.front();
     Slot& slot = *slots_[handle];
@@ -333,6 +342,8 @@ void Endpoint::reset_connections() {
   }
   while (!transmit_queue_.empty()) transmit_queue_.pop();
   while (!event_queue_.empty()) event_queue_.pop();
+  evicted_closes_.clear();
+  evicted_closes_read_ = 0;
 }
 
 // --- Slots, timers and queues
@@ -361,6 +372,9 @@ void Endpoint::after_call(ConnectionHandle handle) {
   if (!slot.established && (c->is_established() || c->is_finished())) {
     slot.established = true;
     --half_open_count_;
+  }
+  if (unvalidated_.contains(handle) && (slot.established || c->address_validated())) {
+    unvalidated_.remove(handle);
   }
   if (!slot.in_transmit_queue && !c->is_finished()) {
     slot.in_transmit_queue = true;
@@ -408,6 +422,7 @@ void Endpoint::free_slot(ConnectionHandle handle) {
   Slot& slot = *slots_[handle];
   if (!slot.connection) return;
   if (!slot.established) --half_open_count_;
+  unvalidated_.remove(handle);
   unindex_address(slot);
   for (size_t i = 0; i < slot.client_dcid_count; ++i) slot.unregister_cid(slot.client_dcids[i]);
   destroy_connection(slot);  // unregisters its own CIDs

@@ -44,6 +44,7 @@
 #include "quic/conn/random.h"
 #include "quic/conn/slot_queue.h"
 #include "quic/endpoint/cid_table.h"
+#include "quic/endpoint/half_open_list.h"
 #include "quic/endpoint/rate_limiter.h"
 #include "quic/endpoint/retry_policy.h"
 #include "quic/recovery/ack_processing.h"
@@ -70,6 +71,16 @@ struct EndpointConfig {
   // of one deployment share them; empty means random at start.
   std::vector<uint8_t> stateless_reset_key;
   std::vector<uint8_t> address_token_key;
+  // Server: half-open connections whose address is not validated, per
+  // source prefix (/32 IPv4, /64 IPv6; HalfOpenList). An Initial beyond it
+  // without a valid token gets Retry (CONNECTION_REFUSED with
+  // RetryMode::kNever). 0: no bound.
+  size_t max_half_open_per_prefix = 32;
+  // Server: while half-open connections hold the share of the pool that
+  // turns Retry on, unvalidated ones older than this are dropped, instead of
+  // waiting for the handshake timeout. An honest client proves its address
+  // within one round trip of its first Initial.
+  Duration crowded_handshake_timeout = 2 * kSecond;
   // Receive-buffer blocks of the core (4 KiB each).
   size_t receive_blocks_initial = 1024;
   size_t receive_blocks_max = 1 << 20;
@@ -94,6 +105,12 @@ struct EndpointStats {
   uint64_t stateless_replies_dropped = 0;  // rate-limited or queue full
   uint64_t invalid_tokens = 0;
   uint64_t connection_timeouts = 0;  // connection timers handled
+  // Unvalidated half-open connections dropped: evicted for a client with a
+  // valid token when the pool was full, or expired early while crowded.
+  uint64_t half_open_evicted = 0;
+  uint64_t half_open_expired = 0;
+  // Initials without a valid token from a prefix at its bound.
+  uint64_t half_open_prefix_limited = 0;
 };
 
 // The per-core resources the endpoint shares with its connections. Created
@@ -163,6 +180,8 @@ class Endpoint {
   // --- State -----------------------------------------------------------------------
   size_t connection_count() const { return connection_count_; }
   size_t half_open_count() const { return half_open_count_; }
+  // Half-open connections whose client address is not validated yet.
+  size_t unvalidated_count() const { return unvalidated_.size(); }
   const EndpointStats& stats() const { return stats_; }
   conn::CoreContext& core() { return core_; }
   size_t cid_table_size() const { return cid_table_.size(); }
@@ -179,6 +198,22 @@ class Endpoint {
 
   void accept_initial(Instant now, const conn::PathAddresses& path, transmit::EcnCodepoint ecn,
                       std::span<uint8_t> bytes, const wire::ParsedHeader& header);
+  // For an Initial without a valid token: answers it with Retry, or refuses
+  // it (a prefix at its bound without Retry); true if it was answered so.
+  bool answer_unvalidated(Instant now, const conn::PathAddresses& path,
+                          const wire::ParsedHeader& header);
+  void send_retry(Instant now, const conn::PathAddresses& path, const wire::ParsedHeader& header);
+  // Creates the server connection for an accepted Initial in a free slot.
+  void open_server_connection(Instant now, const conn::PathAddresses& path,
+                              transmit::EcnCodepoint ecn, std::span<uint8_t> bytes,
+                              const wire::ParsedHeader& header,
+                              const crypto::ValidatedToken* token);
+  // While crowded, drops unvalidated half-open connections older than
+  // crowded_handshake_timeout.
+  void expire_unvalidated(Instant now);
+  // Drops the oldest unvalidated half-open connection at once, its slot
+  // free for reuse; its kClosed event is delivered before any other.
+  bool evict_unvalidated(Instant now);
   void refuse_initial(const conn::PathAddresses& path, const wire::ParsedHeader& header,
                       wire::TransportErrorCode code);
   // Whether the datagram's first packet (a client Initial) authenticates
@@ -233,6 +268,11 @@ class Endpoint {
   std::vector<ConnectionHandle> free_slots_;
   size_t connection_count_ = 0;
   size_t half_open_count_ = 0;
+  HalfOpenList unvalidated_;
+  // kClosed events of evicted connections, whose slots were reused before
+  // the application polled: delivered first. At most one per slot.
+  std::vector<EndpointEvent> evicted_closes_;
+  size_t evicted_closes_read_ = 0;
   bool accepting_ = true;
 
   conn::SlotQueue transmit_queue_;

@@ -69,28 +69,59 @@ void Endpoint::accept_initial(Instant now, const conn::PathAddresses& path,
   }
   const bool validated = action == InitialTokenAction::kValidated;
   if (action == InitialTokenAction::kUnvalidated) ++stats_.invalid_tokens;
-
-  if (!validated && retry_policy_.should_retry(now, half_open_count_)) {
-    if (StatelessReply* reply = reserve_reply(now, false)) {
-      const size_t length =
-          write_retry(retry_integrity_, address_tokens_, header.version, path.remote, header.dcid,
-                      header.scid, cid_generator_.generate(), now_us, reply->bytes);
-      if (length != 0) {
-        reply->path = path;
-        reply->length = static_cast<uint16_t>(length);
-        ++replies_count_;
-        ++stats_.retries_sent;
-      }
-    }
-    return;
-  }
+  expire_unvalidated(now);
+  if (!validated && answer_unvalidated(now, path, header)) return;
   // Nothing is created for a datagram whose Initial does not authenticate
   // (corrupted, forged): no Connection, no CID, no count in the handshake
-  // rate that turns Retry on.
-  if (!free_slots_.empty() && !initial_packet_opens(header, bytes)) {
-    ++stats_.datagrams_dropped;
-    return;
+  // rate that turns Retry on. With the pool full only a client that proved
+  // its address gets that far: it takes the slot of the oldest one that
+  // has not.
+  if (!free_slots_.empty() || validated) {
+    if (!initial_packet_opens(header, bytes)) {
+      ++stats_.datagrams_dropped;
+      return;
+    }
+    if (free_slots_.empty()) (void)evict_unvalidated(now);
   }
+  open_server_connection(now, path, ecn, bytes, header, validated ? &token : nullptr);
+}
+
+bool Endpoint::answer_unvalidated(Instant now, const conn::PathAddresses& path,
+                                  const wire::ParsedHeader& header) {
+  RetryPressure pressure;
+  pressure.half_open = half_open_count_;
+  pressure.pool_full = free_slots_.empty();
+  pressure.prefix_full = config_.max_half_open_per_prefix != 0 &&
+                         unvalidated_.count_for(path.remote) >= config_.max_half_open_per_prefix;
+  if (pressure.prefix_full) ++stats_.half_open_prefix_limited;
+  if (retry_policy_.should_retry(now, pressure)) {
+    send_retry(now, path, header);
+    return true;
+  }
+  if (!pressure.prefix_full) return false;
+  ++stats_.connections_refused;
+  refuse_initial(path, header, wire::TransportErrorCode::kConnectionRefused);
+  return true;
+}
+
+void Endpoint::send_retry(Instant now, const conn::PathAddresses& path,
+                          const wire::ParsedHeader& header) {
+  StatelessReply* reply = reserve_reply(now, false);
+  if (reply == nullptr) return;
+  const size_t length =
+      write_retry(retry_integrity_, address_tokens_, header.version, path.remote, header.dcid,
+                  header.scid, cid_generator_.generate(), now / 1000, reply->bytes);
+  if (length == 0) return;
+  reply->path = path;
+  reply->length = static_cast<uint16_t>(length);
+  ++replies_count_;
+  ++stats_.retries_sent;
+}
+
+void Endpoint::open_server_connection(Instant now, const conn::PathAddresses& path,
+                                      transmit::EcnCodepoint ecn, std::span<uint8_t> bytes,
+                                      const wire::ParsedHeader& header,
+                                      const crypto::ValidatedToken* token) {
   const auto handle = take_slot();
   if (!handle) {
     ++stats_.connections_refused;
@@ -113,9 +144,9 @@ void Endpoint::accept_initial(Instant now, const conn::PathAddresses& path,
   start.client_dcid = client_dcid;
   start.client_scid = header.source_connection_id();
   start.local_cid = cid_generator_.generate();
-  start.address_validated = validated;
-  if (validated && token.type == crypto::AddressTokenType::kRetry) {
-    start.original_dcid = token.original_dcid;
+  start.address_validated = token != nullptr;
+  if (token != nullptr && token->type == crypto::AddressTokenType::kRetry) {
+    start.original_dcid = token->original_dcid;
     start.retry_scid = client_dcid;
   } else {
     start.original_dcid = client_dcid;
@@ -125,6 +156,7 @@ void Endpoint::accept_initial(Instant now, const conn::PathAddresses& path,
   attach_tracer(slot);
   ++connection_count_;
   ++half_open_count_;
+  if (token == nullptr) unvalidated_.add(*handle, now, path.remote);
   if (slot.connection->start_server(now, path, start)) {
     slot.connection->handle_datagram(now, path, ecn, bytes);
     // No packet of the datagram authenticated (corrupted in transit, or
@@ -139,6 +171,35 @@ void Endpoint::accept_initial(Instant now, const conn::PathAddresses& path,
   ++stats_.connections_accepted;
   retry_policy_.on_connection_accepted(now);
   after_call(*handle);
+}
+
+void Endpoint::expire_unvalidated(Instant now) {
+  if (!retry_policy_.crowded(half_open_count_)) return;
+  while (const auto oldest = unvalidated_.oldest()) {
+    if (now < unvalidated_.started(*oldest) + config_.crowded_handshake_timeout) return;
+    Slot& slot = *slots_[*oldest];
+    unvalidated_.remove(*oldest);
+    // Closed silently, as at the handshake timeout: the application hears of
+    // it, and the slot is freed, when its events are polled.
+    slot.connection->expire_handshake(now);
+    ++stats_.half_open_expired;
+    after_call(*oldest);
+  }
+}
+
+bool Endpoint::evict_unvalidated(Instant now) {
+  const auto oldest = unvalidated_.oldest();
+  if (!oldest || evicted_closes_.size() == evicted_closes_.capacity()) return false;
+  Slot& slot = *slots_[*oldest];
+  slot.connection->expire_handshake(now);
+  EndpointEvent event;
+  event.connection = *oldest;
+  while (slot.connection->poll_event(event.event)) {
+    if (event.event.type == conn::ConnectionEventType::kClosed) evicted_closes_.push_back(event);
+  }
+  free_slot(*oldest);
+  ++stats_.half_open_evicted;
+  return true;
 }
 
 bool Endpoint::initial_packet_opens(const wire::ParsedHeader& header,

@@ -1,5 +1,7 @@
 #include "quic/endpoint/retry_policy.h"
 
+#include <algorithm>
+
 namespace dpquic::endpoint {
 namespace {
 
@@ -9,7 +11,10 @@ constexpr uint64_t kMaxCount = uint64_t{1} << 32;
 
 }  // namespace
 
-RetryPolicy::RetryPolicy(RetryPolicyConfig config) : config_(config) {}
+RetryPolicy::RetryPolicy(RetryPolicyConfig config, size_t pool_size)
+    : config_(config),
+      half_open_threshold_(config.half_open_threshold != 0 ? config.half_open_threshold
+                                                           : std::max<size_t>(1, pool_size / 4)) {}
 
 void RetryPolicy::advance(Instant now) {
   // Seconds are counted from the first event, whatever the caller's epoch.
@@ -40,13 +45,13 @@ uint64_t RetryPolicy::handshake_rate(Instant now) const {
   return current + previous * (kSecond - into_current) / kSecond;
 }
 
-bool RetryPolicy::should_retry(Instant now, size_t half_open) {
+bool RetryPolicy::should_retry(Instant now, const RetryPressure& pressure) {
   switch (config_.mode) {
     case RetryMode::kNever: retrying_ = false; break;
     case RetryMode::kAlways: retrying_ = true; break;
     case RetryMode::kAuto:
       advance(now);
-      retrying_ = half_open >= config_.half_open_threshold ||
+      retrying_ = pressure.pool_full || pressure.prefix_full || crowded(pressure.half_open) ||
                   handshake_rate(now) >= config_.handshake_rate_threshold;
       break;
   }

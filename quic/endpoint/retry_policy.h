@@ -3,8 +3,11 @@
 //
 // A Retry costs the client a round trip but lets the server keep no state
 // until the client has proven it receives packets at its address. kAuto
-// turns it on only under pressure: many half-open connections on this core,
-// or a high rate of new ones.
+// turns it on only under pressure: half-open connections holding a share of
+// this core's pool, a high rate of new ones, a full pool, or a source prefix
+// holding its bound of unvalidated half-open connections. The share scales
+// with the pool, so Retry turns on before Initials from spoofed sources,
+// each holding a slot until the handshake timeout, can fill it.
 
 #include <cstddef>
 #include <cstdint>
@@ -17,19 +20,34 @@ enum class RetryMode : uint8_t { kNever, kAlways, kAuto };
 
 struct RetryPolicyConfig {
   RetryMode mode = RetryMode::kAuto;
-  size_t half_open_threshold = 1000;         // connections in handshake on this core
+  // Connections in handshake on this core; 0: a quarter of the pool.
+  size_t half_open_threshold = 0;
   uint64_t handshake_rate_threshold = 5000;  // new connections per second on this core
+};
+
+// What the endpoint knows of its state when an Initial without a valid
+// token arrives.
+struct RetryPressure {
+  size_t half_open = 0;      // this core's connections not yet established
+  bool pool_full = false;    // no free connection slot
+  bool prefix_full = false;  // the source prefix holds its bound (HalfOpenList)
 };
 
 class RetryPolicy {
  public:
-  explicit RetryPolicy(RetryPolicyConfig config);
+  // `pool_size`: the core's connection slots, which a zero
+  // half_open_threshold is a quarter of (at least 1).
+  RetryPolicy(RetryPolicyConfig config, size_t pool_size);
 
-  // Called for each Initial without a valid token; `half_open` = this core's
-  // connections not yet established. True: send Retry (no state is kept).
-  // kAuto retries when half_open >= half_open_threshold or the accepted rate
+  // Called for each Initial without a valid token. True: send Retry (no
+  // state is kept). kAuto retries when the pool is full, the prefix is at
+  // its bound, half_open >= half_open_threshold(), or the accepted rate
   // (handshake_rate()) >= handshake_rate_threshold.
-  bool should_retry(Instant now, size_t half_open);
+  bool should_retry(Instant now, const RetryPressure& pressure);
+  // Whether half-open connections hold the share that turns Retry on: while
+  // they do, unvalidated ones expire early.
+  bool crowded(size_t half_open) const { return half_open >= half_open_threshold_; }
+  size_t half_open_threshold() const { return half_open_threshold_; }
   // Counts a new connection into the rate.
   void on_connection_accepted(Instant now);
   // The last decision, for counters.
@@ -47,6 +65,7 @@ class RetryPolicy {
   void advance(Instant now);
 
   RetryPolicyConfig config_;
+  size_t half_open_threshold_;
   bool started_ = false;      // false until the first call with a time
   Instant window_start_ = 0;  // start of the current second
   uint64_t current_count_ = 0;

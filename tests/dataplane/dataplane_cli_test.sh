@@ -13,8 +13,8 @@ trap cleanup EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 
 out=$("$bin" --help) || fail "--help exited $?"
-for flag in --backend --listen --cert --key --root --cores --poll --retry --max-connections --cc \
-  --gso --qlog-dir --qlog-max-mb --stats --drain-timeout --eal; do
+for flag in --backend --listen --cert --key --root --cores --poll --retry --max-connections \
+  --max-half-open-per-address --cc --gso --qlog-dir --qlog-max-mb --stats --drain-timeout --eal; do
   grep -q -- "$flag" <<<"$out" || fail "--help does not mention $flag"
 done
 
@@ -42,6 +42,8 @@ expect_error "--cores=0" --cores=0
 expect_error "online cores" --cores=255
 expect_error "expected auto, always or never" --retry=sometimes
 expect_error "--max-connections=0" --max-connections=0
+expect_error "--max-half-open-per-address=some" --max-half-open-per-address=some
+expect_error "--max-half-open-per-address=-1" --max-half-open-per-address=-1
 expect_error "expected newreno or cubic" --cc=bbr
 expect_error "expected on or off" --gso=maybe
 expect_error "--stats=x" --stats=x

@@ -323,3 +323,60 @@ expect_impair_count() {
 # default) and adds shadow memory, so RSS bounds measured on the normal
 # build mean nothing there: tests then report RSS but do not assert it.
 sanitizer_build() { [[ -n ${ASAN_OPTIONS:-} ]]; }
+
+# --- floods: the flood tool and the server's memory while it runs ---
+
+FLOOD_PID=""
+SAMPLER_PID=""
+stop_flood_helpers() {
+  [[ -n $FLOOD_PID ]] && kill -KILL "$FLOOD_PID" 2>/dev/null
+  [[ -n $SAMPLER_PID ]] && kill -KILL "$SAMPLER_PID" 2>/dev/null
+  cleanup
+}
+
+rss_kb() { awk '/^VmRSS:/ {print $2}' "/proc/$SERVER_PID/status" 2>/dev/null; }
+
+# start_rss_sampler: the server's VmRSS now in RSS_START, then every 0.2 s
+# into $WORK/rss.txt until stop_rss_sampler, which sets RSS_PEAK.
+start_rss_sampler() {
+  trap stop_flood_helpers EXIT
+  RSS_START=$(rss_kb)
+  [[ -n $RSS_START ]] || fail "cannot read the server's VmRSS"
+  touch "$WORK/sampling"
+  (while [[ -e $WORK/sampling ]] && kill -0 "$SERVER_PID" 2>/dev/null; do
+    rss_kb
+    sleep 0.2
+  done) >"$WORK/rss.txt" &
+  SAMPLER_PID=$!
+}
+stop_rss_sampler() {
+  rm -f "$WORK/sampling"
+  wait "$SAMPLER_PID"
+  SAMPLER_PID=""
+  RSS_PEAK=$(sort -n "$WORK/rss.txt" | tail -n 1)
+}
+
+# start_flood FLOOD_BINARY [flags...]: //tools/flood against $PORT from 256
+# distinct 127/8 addresses, in the background (FLOOD_PID), bounded by 60 s.
+start_flood() {
+  local binary=$1
+  shift
+  trap stop_flood_helpers EXIT
+  timeout 60 "$binary" --target="127.0.0.1:$PORT" --sources=256 --source-addresses=distinct \
+    --drain-ms=500 "$@" >"$WORK/flood.log" 2>&1 &
+  FLOOD_PID=$!
+}
+# wait_flood: its exit must be 0; prints its report.
+wait_flood() {
+  wait "$FLOOD_PID"
+  local rc=$?
+  FLOOD_PID=""
+  cat "$WORK/flood.log"
+  [[ $rc -eq 0 ]] || fail "flood exited $rc"
+}
+# flood_field NAME: a number from the flood's report (sent, retry, ...).
+flood_field() { sed -n "s/^flood:.* $1=\([0-9]*\).*/\1/p" "$WORK/flood.log" | head -n 1; }
+# max_stats_connections: the most connections a server stats line reported.
+max_stats_connections() {
+  sed -n 's/^stats: connections=\([0-9]*\) .*/\1/p' "$WORK/server.log" | sort -n | tail -n 1
+}

@@ -1,5 +1,7 @@
 #pragma once
-// Lowers the process's open-file limit (RLIMIT_NOFILE) so that no new
+// open_descriptors(): how many descriptors the process has open.
+//
+// NoFreeDescriptors: lowers the process's open-file limit (RLIMIT_NOFILE) so that no new
 // descriptor can be opened, for tests of what code does on EMFILE; the old
 // limit comes back when this goes out of scope. Keep gtest assertions
 // outside its lifetime: a failing one may need a descriptor.
@@ -12,14 +14,28 @@
 // says which. Nothing these tests run raises a limit; a test starting
 // dataplane itself lowers both in the process it starts it from.
 
+#include <dirent.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cstddef>
 
 namespace dpquic::testing {
+
+// The entries of /proc/self/fd (the listing's own descriptor included).
+inline size_t open_descriptors() {
+  DIR* directory = ::opendir("/proc/self/fd");
+  if (directory == nullptr) return 0;
+  size_t count = 0;
+  while (const dirent* entry = ::readdir(directory)) {
+    if (entry->d_name[0] != '.') ++count;
+  }
+  ::closedir(directory);
+  return count;
+}
 
 // Whether this process may raise its hard RLIMIT_NOFILE back after lowering
 // it (CAP_SYS_RESOURCE in the initial user namespace: a sandbox's user

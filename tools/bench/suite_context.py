@@ -22,6 +22,7 @@ WORKSPACE_NAME = "dpquic"
 BINARIES = {
     "dataplane": "dataplane/dataplane",
     "quicload": "tools/quicload/quicload",
+    "flood": "tools/flood/flood",
     "dpquic_client": "tests/interop/dpquic_client",
     "alloc_preload": "tools/bench/libdpquic_alloc_preload.so",
     "handshake_crypto_bench": "tools/bench/handshake_crypto_bench",

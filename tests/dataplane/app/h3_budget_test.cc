@@ -13,7 +13,6 @@
 //   max_buffers_per_connection (128) pool buffers in flight.
 // Descriptors are counted in /proc/self/fd, buffers in the pool.
 
-#include <dirent.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -25,23 +24,14 @@
 
 #include "dataplane/app/mime_types.h"
 #include "tests/dataplane/app/h3_two_clients.h"
+#include "tests/util/descriptor_limit.h"
 #include "tests/util/temp_dir.h"
 
 namespace dpquic::dataplane::testing {
 namespace {
 
+using ::dpquic::testing::open_descriptors;
 using ::dpquic::testing::TempDir;
-
-size_t open_descriptors() {
-  DIR* directory = ::opendir("/proc/self/fd");
-  if (directory == nullptr) return 0;
-  size_t count = 0;
-  while (const dirent* entry = ::readdir(directory)) {
-    if (entry->d_name[0] != '.') ++count;
-  }
-  ::closedir(directory);
-  return count;
-}
 
 std::vector<uint8_t> random_bytes(size_t size, uint32_t seed) {
   std::mt19937 generator(seed);

@@ -4,7 +4,6 @@
 // state, the file's descriptor and the pool buffers of its body. The
 // connection goes on serving.
 
-#include <dirent.h>
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -15,26 +14,17 @@
 
 #include "dataplane/app/mime_types.h"
 #include "tests/dataplane/app/h3_test_pair.h"
+#include "tests/util/descriptor_limit.h"
 #include "tests/util/temp_dir.h"
 
 namespace dpquic::dataplane::testing {
 namespace {
 
+using ::dpquic::testing::open_descriptors;
 using ::dpquic::testing::TempDir;
 
 // The in-memory pair's links: 10 ms each way.
 constexpr Duration kRoundTrip = 20 * kMillisecond;
-
-size_t open_descriptors() {
-  DIR* directory = ::opendir("/proc/self/fd");
-  if (directory == nullptr) return 0;
-  size_t count = 0;
-  while (const dirent* entry = ::readdir(directory)) {
-    if (entry->d_name[0] != '.') ++count;
-  }
-  ::closedir(directory);
-  return count;
-}
 
 class H3CancelTest : public ::testing::Test {
  protected:

@@ -21,10 +21,7 @@ constexpr uint64_t kDownload = uint64_t{1} << 30;
 class AckFramesTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    harness::attach(peer_.pair(), server_app_, client_app_);
-    ASSERT_NO_FATAL_FAILURE(peer_.establish(
-        [&](endpoint::ConnectionHandle handle) { client_app_.request(handle, kDownload); }));
-    peer_.set_victim_application([&](Instant now) { server_app_.run(now); });
+    ASSERT_NO_FATAL_FAILURE(peer_.establish_download(server_app_, client_app_, kDownload));
     // The victim's window fills with packets nobody acknowledges yet.
     peer_.set_auto_ack(false);
     for (int i = 0; i < 2000 && peer_.received().size() < 2; ++i) peer_.advance(kMillisecond);

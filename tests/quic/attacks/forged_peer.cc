@@ -109,6 +109,14 @@ ForgedPeer::ForgedPeer(Side impersonated, harness::PairOptions options)
   for (size_t i = 0; i < kBurst; ++i) transmit_slices_[i] = transmit_storage_.data() + i * kSegment;
 }
 
+void ForgedPeer::establish_download(harness::PerfServer& server, harness::PerfClient& client,
+                                    uint64_t bytes) {
+  harness::attach(pair_, server, client);
+  ASSERT_NO_FATAL_FAILURE(
+      establish([&](endpoint::ConnectionHandle handle) { client.request(handle, bytes); }));
+  set_victim_application([&server](Instant now) { server.run(now); });
+}
+
 void ForgedPeer::establish(const std::function<void(endpoint::ConnectionHandle)>& after_connect) {
   client_handle_ = pair_.connect();
   if (after_connect) after_connect(client_handle_);

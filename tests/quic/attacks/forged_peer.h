@@ -25,6 +25,7 @@
 #include "quic/wire/connection_id.h"
 #include "quic/wire/frames.h"
 #include "quic/wire/varint.h"
+#include "tests/quic/harness/perf_app.h"
 #include "tests/quic/harness/quic_pair.h"
 
 namespace dpquic::attacks {
@@ -88,6 +89,9 @@ class ForgedPeer {
   // the traffic settle, then take_over().
   // `after_connect` runs right after connect (e.g. to queue a request).
   void establish(const std::function<void(endpoint::ConnectionHandle)>& after_connect = {});
+  // establish() with a perf download of `bytes` under way: `client` asks
+  // for it at connect, `server` serves it as the victim's application.
+  void establish_download(harness::PerfServer& server, harness::PerfClient& client, uint64_t bytes);
   // From now on the simulator no longer runs: the victim is driven by hand
   // and the impersonated endpoint is never called again. Captures the keys,
   // CIDs and addresses of the impersonated connection.

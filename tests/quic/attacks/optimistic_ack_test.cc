@@ -32,10 +32,7 @@ constexpr size_t kVictimPackets = 1000;
 class OptimisticAckTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    harness::attach(peer_.pair(), server_app_, client_app_);
-    ASSERT_NO_FATAL_FAILURE(peer_.establish(
-        [&](endpoint::ConnectionHandle handle) { client_app_.request(handle, kDownload); }));
-    peer_.set_victim_application([&](Instant now) { server_app_.run(now); });
+    ASSERT_NO_FATAL_FAILURE(peer_.establish_download(server_app_, client_app_, kDownload));
     // The server's window is full of packets the real client will never
     // see: its PTO probes reach us.
     for (int i = 0; i < 2000 && peer_.received().empty(); ++i) peer_.advance(kMillisecond);

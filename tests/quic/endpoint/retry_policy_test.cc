@@ -13,63 +13,95 @@ namespace {
 
 // An arbitrary epoch: the policy must not assume time starts at 0.
 constexpr Instant kStart = 1'000'000 * kSecond + 123;
+constexpr size_t kPool = 4096;
 
 TEST(RetryPolicyTest, NeverAndAlwaysIgnoreLoad) {
-  RetryPolicy never({RetryMode::kNever, 0, 0});
-  RetryPolicy always({RetryMode::kAlways, 1'000'000, 1'000'000});
+  RetryPolicy never({RetryMode::kNever, 0, 0}, kPool);
+  RetryPolicy always({RetryMode::kAlways, 1'000'000, 1'000'000}, kPool);
   for (int i = 0; i < 100; ++i) never.on_connection_accepted(kStart);
-  EXPECT_FALSE(never.should_retry(kStart, 1'000'000));
+  EXPECT_FALSE(never.should_retry(kStart, {1'000'000}));
   EXPECT_FALSE(never.retrying());
-  EXPECT_TRUE(always.should_retry(kStart, 0));
+  EXPECT_TRUE(always.should_retry(kStart, {0}));
   EXPECT_TRUE(always.retrying());
 }
 
 TEST(RetryPolicyTest, AutoRetriesAtTheHalfOpenThreshold) {
-  RetryPolicy policy({RetryMode::kAuto, 1000, 5000});
-  EXPECT_FALSE(policy.should_retry(kStart, 0));
-  EXPECT_FALSE(policy.should_retry(kStart, 999));
+  RetryPolicy policy({RetryMode::kAuto, 1000, 5000}, kPool);
+  EXPECT_FALSE(policy.should_retry(kStart, {0}));
+  EXPECT_FALSE(policy.should_retry(kStart, {999}));
   EXPECT_FALSE(policy.retrying());
-  EXPECT_TRUE(policy.should_retry(kStart, 1000));
+  EXPECT_TRUE(policy.should_retry(kStart, {1000}));
   EXPECT_TRUE(policy.retrying());
-  EXPECT_TRUE(policy.should_retry(kStart, 5000));
+  EXPECT_TRUE(policy.should_retry(kStart, {5000}));
   // Load gone: back to accepting without Retry.
-  EXPECT_FALSE(policy.should_retry(kStart + kSecond, 10));
+  EXPECT_FALSE(policy.should_retry(kStart + kSecond, {10}));
   EXPECT_FALSE(policy.retrying());
 }
 
+TEST(RetryPolicyTest, TheDefaultHalfOpenThresholdIsAQuarterOfThePool) {
+  RetryPolicy large({RetryMode::kAuto, 0, 5000}, 4096);
+  EXPECT_EQ(large.half_open_threshold(), 1024u);
+  EXPECT_FALSE(large.should_retry(kStart, {1023}));
+  EXPECT_FALSE(large.crowded(1023));
+  EXPECT_TRUE(large.should_retry(kStart, {1024}));
+  EXPECT_TRUE(large.crowded(1024));
+  // A 16-core server's default share of 4096 connections: 256 slots, so
+  // Retry turns on at 64, long before spoofed Initials fill them.
+  RetryPolicy shard({RetryMode::kAuto, 0, 5000}, 256);
+  EXPECT_EQ(shard.half_open_threshold(), 64u);
+  EXPECT_TRUE(shard.should_retry(kStart, {64}));
+  RetryPolicy tiny({RetryMode::kAuto, 0, 5000}, 3);
+  EXPECT_EQ(tiny.half_open_threshold(), 1u);
+}
+
+TEST(RetryPolicyTest, AutoRetriesWhenThePoolOrThePrefixIsFull) {
+  RetryPolicy policy({RetryMode::kAuto, 0, 5000}, kPool);
+  RetryPressure pressure;
+  EXPECT_FALSE(policy.should_retry(kStart, pressure));
+  pressure.pool_full = true;
+  EXPECT_TRUE(policy.should_retry(kStart, pressure));
+  pressure.pool_full = false;
+  pressure.prefix_full = true;
+  EXPECT_TRUE(policy.should_retry(kStart, pressure));
+  // Never means never, whatever the pressure.
+  RetryPolicy never({RetryMode::kNever, 0, 5000}, kPool);
+  pressure.pool_full = true;
+  EXPECT_FALSE(never.should_retry(kStart, pressure));
+}
+
 TEST(RetryPolicyTest, AutoRetriesAtTheHandshakeRateThreshold) {
-  RetryPolicy policy({RetryMode::kAuto, 1000, 100});
+  RetryPolicy policy({RetryMode::kAuto, 1000, 100}, kPool);
   // 99 connections in the first half second: below the threshold.
   for (int i = 0; i < 99; ++i) policy.on_connection_accepted(kStart + i * 5 * kMillisecond);
   EXPECT_EQ(policy.handshake_rate(kStart + 500 * kMillisecond), 99u);
-  EXPECT_FALSE(policy.should_retry(kStart + 500 * kMillisecond, 0));
+  EXPECT_FALSE(policy.should_retry(kStart + 500 * kMillisecond, {0}));
   policy.on_connection_accepted(kStart + 600 * kMillisecond);
   EXPECT_EQ(policy.handshake_rate(kStart + 600 * kMillisecond), 100u);
-  EXPECT_TRUE(policy.should_retry(kStart + 600 * kMillisecond, 0));
+  EXPECT_TRUE(policy.should_retry(kStart + 600 * kMillisecond, {0}));
 
   // The window slides: at the start of the next second the previous one
   // still counts in full, then fades linearly.
   EXPECT_EQ(policy.handshake_rate(kStart + kSecond), 100u);
-  EXPECT_TRUE(policy.should_retry(kStart + kSecond, 0));
+  EXPECT_TRUE(policy.should_retry(kStart + kSecond, {0}));
   EXPECT_EQ(policy.handshake_rate(kStart + kSecond + 10 * kMillisecond), 99u);
-  EXPECT_FALSE(policy.should_retry(kStart + kSecond + 10 * kMillisecond, 0));
+  EXPECT_FALSE(policy.should_retry(kStart + kSecond + 10 * kMillisecond, {0}));
   EXPECT_EQ(policy.handshake_rate(kStart + kSecond + 500 * kMillisecond), 50u);
   // New accepts in the current second add on top of the fading one.
   for (int i = 0; i < 50; ++i) policy.on_connection_accepted(kStart + kSecond + 500 * kMillisecond);
   EXPECT_EQ(policy.handshake_rate(kStart + kSecond + 500 * kMillisecond), 100u);
-  EXPECT_TRUE(policy.should_retry(kStart + kSecond + 500 * kMillisecond, 0));
+  EXPECT_TRUE(policy.should_retry(kStart + kSecond + 500 * kMillisecond, {0}));
   // Two idle seconds later, nothing is left.
   EXPECT_EQ(policy.handshake_rate(kStart + 3 * kSecond + 1), 0u);
-  EXPECT_FALSE(policy.should_retry(kStart + 3 * kSecond + 1, 0));
+  EXPECT_FALSE(policy.should_retry(kStart + 3 * kSecond + 1, {0}));
 }
 
 TEST(RetryPolicyTest, ClockGoingBackwardsStaysInTheCurrentSecond) {
-  RetryPolicy policy({RetryMode::kAuto, 1000, 3});
+  RetryPolicy policy({RetryMode::kAuto, 1000, 3}, kPool);
   policy.on_connection_accepted(kStart + 5 * kSecond);
   policy.on_connection_accepted(kStart);
   policy.on_connection_accepted(kStart + 5 * kSecond);
   EXPECT_EQ(policy.handshake_rate(kStart + 5 * kSecond), 3u);
-  EXPECT_TRUE(policy.should_retry(kStart, 0));
+  EXPECT_TRUE(policy.should_retry(kStart, {0}));
 }
 
 TEST(TokenBucketTest, BurstThenRate) {

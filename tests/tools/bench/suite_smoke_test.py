@@ -17,7 +17,7 @@ import xml.etree.ElementTree as ElementTree
 ALL = None
 TIMEOUT = 600
 SECTION_KEYS = ["goodput", "handshakes", "allocations", "memory", "streams", "gso", "micro",
-                "dpdk"]
+                "dpdk", "flood"]
 
 
 class SuiteSmokeTest(unittest.TestCase):
@@ -64,7 +64,7 @@ class SuiteSmokeTest(unittest.TestCase):
         self.assertEqual(text.count("<!-- suite:begin -->"), 1)
         self.assertEqual(text.count("<!-- suite:end -->"), 1)
         self.assertLess(text.index("<!-- suite:begin -->"), text.index("<!-- suite:end -->"))
-        for number in range(1, 9):
+        for number in range(1, 10):
             self.assertRegex(text, r"\n### %d\. " % number)
         links = re.findall(r"!\[[^\]]*\]\(([^)]+)\)", text)
         results = self.results()
