@@ -83,8 +83,8 @@ bool ShardCore::keep_running(Instant now, RunPhase phase, Duration drain_timeout
     if (application_ != nullptr) application_->drain(now);
   }
   if (stage_ == Stage::kDraining && now >= next_sweep_) close_unresponsive(now);
-  const bool drained =
-      stage_ == Stage::kDraining && (endpoint_->connection_count() == 0 || now >= stage_end_);
+  const bool drained = stage_ == Stage::kDraining && (endpoint_->connection_count() == 0 ||
+                                                      open_at_sweep_ == 0 || now >= stage_end_);
   if (stage_ != Stage::kClosing && (phase == RunPhase::kStop || drained)) {
     stage_ = Stage::kClosing;
     stage_end_ = now + kCloseFlush;
@@ -97,12 +97,15 @@ bool ShardCore::keep_running(Instant now, RunPhase phase, Duration drain_timeout
 
 void ShardCore::close_unresponsive(Instant now) {
   next_sweep_ = now + kDrainSweepInterval;
+  size_t open = 0;
   for (size_t handle = 0; handle < config_.max_connections; ++handle) {
     const auto h = static_cast<endpoint::ConnectionHandle>(handle);
-    if (endpoint_->unanswered_probes(h) >= kDrainUnansweredProbes) {
+    if (endpoint_->peer_unresponsive(h, now)) {
       endpoint_->close(now, h, 0, "peer unresponsive while draining");
     }
+    if (endpoint_->is_open(h)) ++open;
   }
+  open_at_sweep_ = open;
 }
 
 void ShardCore::close_all(Instant now) {

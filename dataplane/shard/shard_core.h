@@ -70,12 +70,13 @@ class ShardCore {
   // and the closes have kCloseFlush to leave.
   bool keep_running(Instant now, RunPhase phase, Duration drain_timeout);
   static constexpr Duration kCloseFlush = 100 * kMillisecond;
-  // While draining, a peer that answered none of this many probe timeouts
-  // in a row is taken to be gone (a client that vanished without its
-  // CONNECTION_CLOSE arriving) and its connection is closed, instead of
-  // holding the drain until the idle timeout. The PTO doubles each time:
-  // about 1 s on loopback, 10 s at a 100 ms round trip.
-  static constexpr uint32_t kDrainUnansweredProbes = 5;
+  // While draining, every kDrainSweepInterval: a connection whose peer looks
+  // gone (Connection::peer_unresponsive: our packets in flight, nothing
+  // back for 3 probe timeouts and at least 1 s; a client that vanished
+  // without its CONNECTION_CLOSE arriving) is closed instead of holding the
+  // drain until its idle timeout; and once no connection is open (the rest
+  // closing or draining, which only answer with their close) the drain is
+  // over.
   static constexpr Duration kDrainSweepInterval = 50 * kMillisecond;
   bool serving() const { return stage_ == Stage::kServing; }
 
@@ -92,6 +93,7 @@ class ShardCore {
   Stage stage_ = Stage::kServing;
   Instant stage_end_ = kNever;
   Instant next_sweep_ = 0;
+  size_t open_at_sweep_ = SIZE_MAX;  // connections still open at the last sweep
   crypto::MbManager mb_;
   std::unique_ptr<endpoint::Endpoint> endpoint_;
   Application* application_ = nullptr;

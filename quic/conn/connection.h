@@ -215,6 +215,15 @@ class Connection final : public transmit::TransmitSource,
   wire::Role role() const { return role_; }
   bool is_established() const { return state_ == ConnectionState::kEstablished; }
   bool is_finished() const { return state_ == ConnectionState::kClosed; }
+  // Handshake or established: not closing, draining or closed.
+  bool is_open() const {
+    return state_ == ConnectionState::kHandshake || state_ == ConnectionState::kEstablished;
+  }
+  // Whether the peer looks gone: ack-eliciting packets of ours are in flight
+  // and nothing has come from it for max(3 probe timeouts before backoff,
+  // kUnresponsiveFloor). A live peer answers within one.
+  bool peer_unresponsive(Instant now) const;
+  static constexpr Duration kUnresponsiveFloor = kSecond;
   bool handshake_confirmed() const { return handshake_confirmed_; }
   bool address_validated() const;
   uint32_t version() const { return version_; }
@@ -530,6 +539,7 @@ class Connection final : public transmit::TransmitSource,
 
   // Timers and closing.
   Instant idle_deadline_ = kNever;
+  Instant last_received_ = 0;  // when a packet of the peer was last processed
   Instant handshake_deadline_ = kNever;
   Instant close_deadline_ = kNever;  // end of the closing or draining period
   Instant last_ack_eliciting_sent_ = 0;

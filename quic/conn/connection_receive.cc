@@ -267,6 +267,7 @@ void Connection::process_packet(Instant now, uint32_t path_id, transmit::EcnCode
   (void)sp.acks.on_packet_received(now, fields.packet_number, ack_eliciting,
                                    static_cast<uint8_t>(ecn));
   ++stats_.packets_received;
+  last_received_ = now;
   reset_idle_timer(now);
   ack_eliciting_since_receive_ = false;
 

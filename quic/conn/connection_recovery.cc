@@ -266,6 +266,12 @@ void Connection::handle_timeout(Instant now) {
   for (size_t i = 0; i < failed_count; ++i) abandon_path(failed[i]);
 }
 
+bool Connection::peer_unresponsive(Instant now) const {
+  if (!is_open() || !loss_.has_ack_eliciting_in_flight()) return false;
+  const Duration silence = std::max<Duration>(3 * loss_.rtt().pto_base(), kUnresponsiveFloor);
+  return now >= last_received_ && now - last_received_ >= silence;
+}
+
 void Connection::reset_idle_timer(Instant now) {
   if (idle_timeout_ == 0) {
     idle_deadline_ = kNever;

@@ -321,9 +321,14 @@ uint64_t Endpoint::peer_open_streams(ConnectionHandle handle, conn::StreamDirect
   return c == nullptr ? 0 : c->stream_limits().peer_live_count(direction);
 }
 
-uint32_t Endpoint::unanswered_probes(ConnectionHandle handle) {
+bool Endpoint::peer_unresponsive(ConnectionHandle handle, Instant now) {
   const Connection* c = connection(handle);
-  return c == nullptr ? 0 : c->recovery().pto_count();
+  return c != nullptr && c->peer_unresponsive(now);
+}
+
+bool Endpoint::is_open(ConnectionHandle handle) {
+  const Connection* c = connection(handle);
+  return c != nullptr && c->is_open();
 }
 
 void Endpoint::close(Instant now, ConnectionHandle handle, uint64_t error_code,

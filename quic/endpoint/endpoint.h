@@ -76,10 +76,10 @@ struct EndpointConfig {
   // without a valid token gets Retry (CONNECTION_REFUSED with
   // RetryMode::kNever). 0: no bound.
   size_t max_half_open_per_prefix = 32;
-  // Server: while half-open connections hold the share of the pool that
-  // turns Retry on, unvalidated ones older than this are dropped, instead of
-  // waiting for the handshake timeout. An honest client proves its address
-  // within one round trip of its first Initial.
+  // Server, Retry auto or always: while half-open connections hold the
+  // share of the pool that turns Retry on, unvalidated ones older than this
+  // are dropped, instead of waiting for the handshake timeout. An honest
+  // client proves its address with the Retry's token.
   Duration crowded_handshake_timeout = 2 * kSecond;
   // Receive-buffer blocks of the core (4 KiB each).
   size_t receive_blocks_initial = 1024;
@@ -163,10 +163,10 @@ class Endpoint {
   // side, data still unacknowledged or unread); 0 without such a
   // connection. A drained connection has none.
   uint64_t peer_open_streams(ConnectionHandle handle, conn::StreamDirection direction);
-  // Probe timeouts in a row that the peer answered nothing to (RFC 9002
-  // §6.2: the PTO count, reset by any acknowledgement); 0 without such a
-  // connection.
-  uint32_t unanswered_probes(ConnectionHandle handle);
+  // Connection::peer_unresponsive and Connection::is_open; false without
+  // such a connection.
+  bool peer_unresponsive(ConnectionHandle handle, Instant now);
+  bool is_open(ConnectionHandle handle);
   // Server: whether new connections are taken. While not (a graceful stop),
   // every new client Initial is answered with CONNECTION_REFUSED, so the
   // client tries elsewhere; existing connections go on.

@@ -174,7 +174,9 @@ void Endpoint::open_server_connection(Instant now, const conn::PathAddresses& pa
 }
 
 void Endpoint::expire_unvalidated(Instant now) {
-  if (!retry_policy_.crowded(half_open_count_)) return;
+  // Without Retry an honest client stays unvalidated until its first
+  // Handshake packet arrives, which on a lossy path may take longer.
+  if (config_.retry.mode == RetryMode::kNever || !retry_policy_.crowded(half_open_count_)) return;
   while (const auto oldest = unvalidated_.oldest()) {
     if (now < unvalidated_.started(*oldest) + config_.crowded_handshake_timeout) return;
     Slot& slot = *slots_[*oldest];

@@ -31,6 +31,7 @@ class InitialBuilderTest : public ::testing::Test {
     config.role = wire::Role::kServer;
     config.retry.mode = endpoint::RetryMode::kNever;
     config.max_connections = 256;
+    config.max_half_open_per_prefix = 0;  // every packet comes from one address
     endpoint_ = std::make_unique<endpoint::Endpoint>(config, mb_, *tls_);
   }
 

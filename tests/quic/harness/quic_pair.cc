@@ -30,6 +30,7 @@ PairOptions::PairOptions() {
   client.role = wire::Role::kClient;
   server.retry.mode = endpoint::RetryMode::kNever;
   server.max_connections = 64;
+  server.max_half_open_per_prefix = 0;  // every client of the pair has one address
   client.max_connections = 64;
   server.cid_layout.server_id = {0x5e};
   client.cid_layout.server_id = {0xc1};
