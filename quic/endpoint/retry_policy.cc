@@ -49,11 +49,19 @@ bool RetryPolicy::should_retry(Instant now, const RetryPressure& pressure) {
   switch (config_.mode) {
     case RetryMode::kNever: retrying_ = false; break;
     case RetryMode::kAlways: retrying_ = true; break;
-    case RetryMode::kAuto:
+    case RetryMode::kAuto: {
       advance(now);
-      retrying_ = pressure.pool_full || pressure.prefix_full || crowded(pressure.half_open) ||
-                  handshake_rate(now) >= config_.handshake_rate_threshold;
+      // A prefix at its bound concerns that prefix only: no hold.
+      const bool under_pressure = pressure.pool_full || crowded(pressure.half_open) ||
+                                  handshake_rate(now) >= config_.handshake_rate_threshold;
+      if (under_pressure) {
+        pressure_ever_ = true;
+        pressure_seen_ = std::max(pressure_seen_, now);
+      }
+      retrying_ = under_pressure || pressure.prefix_full ||
+                  (pressure_ever_ && now < pressure_seen_ + config_.hold);
       break;
+    }
   }
   return retrying_;
 }

@@ -7,7 +7,10 @@
 // this core's pool, a high rate of new ones, a full pool, or a source prefix
 // holding its bound of unvalidated half-open connections. The share scales
 // with the pool, so Retry turns on before Initials from spoofed sources,
-// each holding a slot until the handshake timeout, can fill it.
+// each holding a slot until the handshake timeout, can fill it. Once on, it
+// stays on until no pressure was seen for `hold`: otherwise, when a flood's
+// half-open connections expire together, the next burst of spoofed Initials
+// would get full handshakes again, one pool share at a time.
 
 #include <cstddef>
 #include <cstdint>
@@ -23,6 +26,8 @@ struct RetryPolicyConfig {
   // Connections in handshake on this core; 0: a quarter of the pool.
   size_t half_open_threshold = 0;
   uint64_t handshake_rate_threshold = 5000;  // new connections per second on this core
+  // kAuto keeps retrying this long after it last saw pressure.
+  Duration hold = 10 * kSecond;
 };
 
 // What the endpoint knows of its state when an Initial without a valid
@@ -42,7 +47,8 @@ class RetryPolicy {
   // Called for each Initial without a valid token. True: send Retry (no
   // state is kept). kAuto retries when the pool is full, the prefix is at
   // its bound, half_open >= half_open_threshold(), or the accepted rate
-  // (handshake_rate()) >= handshake_rate_threshold.
+  // (handshake_rate()) >= handshake_rate_threshold, and for `hold` after
+  // any of these but the prefix's was last true.
   bool should_retry(Instant now, const RetryPressure& pressure);
   // Whether half-open connections hold the share that turns Retry on: while
   // they do, unvalidated ones expire early.
@@ -71,6 +77,8 @@ class RetryPolicy {
   uint64_t current_count_ = 0;
   uint64_t previous_count_ = 0;
   bool retrying_ = false;
+  Instant pressure_seen_ = 0;  // when kAuto last saw pressure
+  bool pressure_ever_ = false;
 };
 
 }  // namespace dpquic::endpoint

@@ -21,11 +21,12 @@
 # Measured (2-core VM): VmRSS 20.4 MB at start, peak 67 MB during the flood
 # (1024 half-open connections at about 45 kB each, plus the download), i.e.
 # growth 47 MB; the allocator keeps it after the connections are gone. The
-# flood got 86,300 Retries and 15,400 Initial/Handshake replies (half-open
-# connections expire after 2 s while Retry is on, and their slots take new
-# Initials); at most 1024 connections at once, 0 after the flood. The limit
-# (96 MiB of growth) is twice the measurement: 1024 half-open connections
-# cannot need more, whereas state per flood packet would.
+# flood got 86,300 Retries and 15,400 Initial/Handshake replies (the first
+# 1024 connections' handshakes; they expire after 2 s while Retry is on, and
+# Retry stays on for 10 s after the pressure, so their slots take no new
+# spoofed handshakes); at most 1024 connections at once, 0 after the flood.
+# The limit (96 MiB of growth) is twice the measurement: 1024 half-open
+# connections cannot need more, whereas state per flood packet would.
 source "$(dirname "$0")/interop_lib.sh"
 DATAPLANE=$1
 FLOOD=$2
@@ -55,8 +56,14 @@ sent=$(flood_field sent)
 retry_replies=$(flood_field retry)
 initial_replies=$(flood_field initial_handshake)
 [[ $sent -ge $((FLOOD_COUNT * 99 / 100)) ]] || fail "the flood sent only $sent packets"
-[[ $retry_replies -ge $((FLOOD_COUNT / 2)) ]] ||
+# How many of the flood's Initials the one core reads at all depends on the
+# CPU it gets (64,500-88,900 Retries alone on 2 cores, 40,900 beside another
+# test): the bounds are that Retry answers a large share, and that no more
+# than the half-open share got handshakes (about 15 datagrams each).
+[[ $retry_replies -ge $((FLOOD_COUNT / 10)) ]] ||
   fail "the flood received only $retry_replies Retry packets"
+[[ $initial_replies -le $(((HALF_OPEN_THRESHOLD + 1) * 20)) ]] ||
+  fail "$initial_replies Initial/Handshake replies: more handshakes than the half-open share"
 [[ $initial_replies -gt 0 ]] || fail "the server answered none of the flood's Initials"
 
 # (c) The flood's half-open connections time out; nothing else remains.

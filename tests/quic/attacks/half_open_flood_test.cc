@@ -203,9 +203,16 @@ TEST(HalfOpenFloodTest, UnvalidatedHalfOpenExpireEarlyWhileRetryIsOn) {
   EXPECT_TRUE(spoofer.last_was_retry());
   EXPECT_EQ(pair.server->stats().half_open_expired, 0u);
   // After it, the four are dropped long before their 10 s handshake
-  // timeout, and the next Initial is taken without Retry.
+  // timeout. Retry stays on for its hold (10 s after the pressure was last
+  // seen, at 1.9 s), so the flood's next Initials still get no handshake.
   spoofer.send(start + 2100 * kMillisecond, spoofed_ipv4(11));
   EXPECT_EQ(pair.server->stats().half_open_expired, 4u);
+  EXPECT_TRUE(spoofer.last_was_retry());
+  EXPECT_EQ(pair.server->unvalidated_count(), 0u);
+  spoofer.send(start + 11800 * kMillisecond, spoofed_ipv4(12));
+  EXPECT_TRUE(spoofer.last_was_retry());
+  // Then an Initial is taken without Retry again.
+  spoofer.send(start + 12 * kSecond, spoofed_ipv4(13));
   EXPECT_FALSE(spoofer.last_was_retry());
   EXPECT_EQ(pair.server->unvalidated_count(), 1u);
   endpoint::EndpointEvent event;

@@ -33,9 +33,27 @@ TEST(RetryPolicyTest, AutoRetriesAtTheHalfOpenThreshold) {
   EXPECT_TRUE(policy.should_retry(kStart, {1000}));
   EXPECT_TRUE(policy.retrying());
   EXPECT_TRUE(policy.should_retry(kStart, {5000}));
-  // Load gone: back to accepting without Retry.
-  EXPECT_FALSE(policy.should_retry(kStart + kSecond, {10}));
+  // Load gone: Retry stays on for the hold (10 s), then turns off.
+  EXPECT_TRUE(policy.should_retry(kStart + kSecond, {10}));
+  EXPECT_TRUE(policy.should_retry(kStart + 10 * kSecond - 1, {10}));
+  EXPECT_FALSE(policy.should_retry(kStart + 10 * kSecond, {10}));
   EXPECT_FALSE(policy.retrying());
+}
+
+TEST(RetryPolicyTest, PressureSeenAgainExtendsTheHold) {
+  // A flood's half-open connections expire together every few seconds: the
+  // Initials that follow must not get full handshakes in between.
+  RetryPolicy policy({RetryMode::kAuto, 1000, 5000, 3 * kSecond}, kPool);
+  EXPECT_FALSE(policy.should_retry(kStart, {0}));
+  EXPECT_TRUE(policy.should_retry(kStart + kSecond, {1000}));
+  EXPECT_TRUE(policy.should_retry(kStart + 3 * kSecond, {0}));
+  EXPECT_TRUE(policy.should_retry(kStart + 3 * kSecond, {1000}));
+  EXPECT_TRUE(policy.should_retry(kStart + 6 * kSecond - 1, {0}));
+  EXPECT_FALSE(policy.should_retry(kStart + 6 * kSecond, {0}));
+  // No hold: off as soon as the pressure is.
+  RetryPolicy none({RetryMode::kAuto, 1000, 5000, 0}, kPool);
+  EXPECT_TRUE(none.should_retry(kStart, {1000}));
+  EXPECT_FALSE(none.should_retry(kStart, {999}));
 }
 
 TEST(RetryPolicyTest, TheDefaultHalfOpenThresholdIsAQuarterOfThePool) {
@@ -70,7 +88,7 @@ TEST(RetryPolicyTest, AutoRetriesWhenThePoolOrThePrefixIsFull) {
 }
 
 TEST(RetryPolicyTest, AutoRetriesAtTheHandshakeRateThreshold) {
-  RetryPolicy policy({RetryMode::kAuto, 1000, 100}, kPool);
+  RetryPolicy policy({RetryMode::kAuto, 1000, 100, 0}, kPool);
   // 99 connections in the first half second: below the threshold.
   for (int i = 0; i < 99; ++i) policy.on_connection_accepted(kStart + i * 5 * kMillisecond);
   EXPECT_EQ(policy.handshake_rate(kStart + 500 * kMillisecond), 99u);
