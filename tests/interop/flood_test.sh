@@ -56,11 +56,11 @@ sent=$(flood_field sent)
 retry_replies=$(flood_field retry)
 initial_replies=$(flood_field initial_handshake)
 [[ $sent -ge $((FLOOD_COUNT * 99 / 100)) ]] || fail "the flood sent only $sent packets"
-# How many of the flood's Initials the one core reads at all depends on the
-# CPU it gets (64,500-88,900 Retries alone on 2 cores, 40,900 beside another
-# test): the bounds are that Retry answers a large share, and that no more
-# than the half-open share got handshakes (about 15 datagrams each).
-[[ $retry_replies -ge $((FLOOD_COUNT / 10)) ]] ||
+# Retry answers at least half the flood (91,768 of 100,000 measured alone,
+# now that Retry holds and the core spends no CPU on new spoofed
+# handshakes), and no more than the half-open share got handshakes (about
+# 15 datagrams each).
+[[ $retry_replies -ge $((FLOOD_COUNT / 2)) ]] ||
   fail "the flood received only $retry_replies Retry packets"
 [[ $initial_replies -le $(((HALF_OPEN_THRESHOLD + 1) * 20)) ]] ||
   fail "$initial_replies Initial/Handshake replies: more handshakes than the half-open share"
