@@ -17,6 +17,7 @@
 #include "dataplane/app/h3_server.h"
 #include "dataplane/app/perf_server.h"
 #include "dataplane/dpdk/eal.h"
+#include "dataplane/shard/on_cpu.h"
 #include "dataplane/udp/socket_address_conv.h"
 
 namespace dpquic::dataplane {
@@ -198,8 +199,11 @@ void Server::build_udp_shards(const endpoint::EndpointConfig& base,
     config.max_datagram_size = options_.max_udp_payload;
     config.busy_poll = options_.poll == PollMode::kBusy;
     config.drain_timeout = static_cast<Duration>(options_.drain_timeout_seconds) * kSecond;
-    shards_.push_back(std::make_unique<Shard>(config, *tls_.back()));
-    add_apps(shards_.back()->endpoint(), per_shard);
+    // The shard and its applications are built on the core that runs them.
+    run_on_cpu(config.cpu, [&] {
+      shards_.push_back(std::make_unique<Shard>(config, *tls_.back()));
+      add_apps(shards_.back()->endpoint(), per_shard);
+    });
     shards_.back()->set_application(&apps_.back()->router);
     counters_.push_back(&shards_.back()->counters());
   }
@@ -249,7 +253,7 @@ void Server::build_dpdk_shards(const endpoint::EndpointConfig& base,
   for (size_t i = 0; i < shards; ++i) {
     tls_.push_back(crypto::TlsContext::create_server(tls));
     dpdk::DpdkShard& shard = dpdk_->add_shard(endpoint, *tls_.back());
-    add_apps(shard.endpoint(), endpoint.max_connections);
+    dpdk_->run_on_worker(i, [&] { add_apps(shard.endpoint(), endpoint.max_connections); });
     shard.set_application(&apps_.back()->router);
     counters_.push_back(&shard.counters());
   }

@@ -33,9 +33,7 @@ void AlpnRouter::on_event(Instant now, const endpoint::EndpointEvent& event) {
   }
   uint8_t& owner = owner_[event.connection];
   if (owner == kUnassigned) {
-    const conn::Connection* connection = endpoint_.connection(event.connection);
-    const crypto::TlsSession* tls = connection != nullptr ? connection->tls() : nullptr;
-    const std::string_view alpn = tls != nullptr ? tls->alpn() : std::string_view();
+    const std::string_view alpn = endpoint_.alpn(event.connection);
     for (size_t i = 0; i < routes_.size() && !alpn.empty(); ++i) {
       if (routes_[i].alpn == alpn) owner = static_cast<uint8_t>(i);
     }

@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <utility>
 
+#include "quic/conn/stream_id.h"
+
 namespace dpquic::dataplane {
 
-struct H3Client::PendingRequest {
+struct H3Client::Request {
   uint64_t id = 0;
   H3Request request;
   H3ResponseHandler* handler = nullptr;
@@ -45,9 +47,7 @@ struct H3Client::Connection {
   StreamOwner owner;
   std::deque<uint64_t> queued;                      // request ids not sent yet, in order
   std::unordered_map<int64_t, uint64_t> by_stream;  // stream -> request id
-  std::vector<int64_t> reap_list;
   std::vector<nghttp3_nv> fields;  // a request's header fields while it is submitted
-  bool in_ready = false;
   bool in_limited = false;
   bool goaway_received = false;  // requests not sent yet will not be taken
 
@@ -58,14 +58,14 @@ struct H3Client::Connection {
 };
 
 void H3Client::StreamOwner::on_fin_sent(int64_t stream_id) {
-  if (PendingRequest* request = client_.request_on(connection_, stream_id)) {
+  if (Request* request = client_.request_on(connection_, stream_id)) {
     request->write_done = true;
     client_.queue_reap(connection_, *request);
   }
 }
 
 void H3Client::StreamOwner::on_send_refused(int64_t stream_id) {
-  if (PendingRequest* request = client_.request_on(connection_, stream_id)) {
+  if (Request* request = client_.request_on(connection_, stream_id)) {
     request->write_done = true;
     client_.queue_reap(connection_, *request);
   }
@@ -105,11 +105,7 @@ H3Client::Connection* H3Client::find(endpoint::ConnectionHandle handle) {
 
 H3Client::Connection* H3Client::connection_for(endpoint::ConnectionHandle handle) {
   if (Connection* existing = find(handle)) return existing;
-  const conn::Connection* quic = endpoint_.connection(handle);
-  if (quic == nullptr || (quic->state() != conn::ConnectionState::kHandshake &&
-                          quic->state() != conn::ConnectionState::kEstablished)) {
-    return nullptr;
-  }
+  if (!endpoint_.is_open(handle)) return nullptr;
   if (handle >= connections_.size()) connections_.resize(handle + 1);
   auto connection = std::make_unique<Connection>(*this, endpoint_, handle);
   if (create_session(*connection) != 0) return nullptr;
@@ -121,7 +117,7 @@ int H3Client::create_session(Connection& connection) {
   return connection.session.create(false, callbacks_, settings_, &connection);
 }
 
-H3Client::PendingRequest* H3Client::request_on(Connection& connection, int64_t stream_id) {
+H3Client::Request* H3Client::request_on(Connection& connection, int64_t stream_id) {
   auto it = connection.by_stream.find(stream_id);
   if (it == connection.by_stream.end()) return nullptr;
   auto request = requests_.find(it->second);
@@ -133,7 +129,7 @@ uint64_t H3Client::request(endpoint::ConnectionHandle handle, const H3Request& r
   Connection* connection = connection_for(handle);
   if (connection == nullptr || connection->session.failed()) return 0;
   const uint64_t id = next_id_++;
-  auto pending = std::make_unique<PendingRequest>();
+  auto pending = std::make_unique<Request>();
   pending->id = id;
   pending->request = request;
   pending->handler = handler;
@@ -148,7 +144,7 @@ bool H3Client::cancel(endpoint::ConnectionHandle handle, uint64_t request_id) {
   Connection* connection = find(handle);
   auto it = requests_.find(request_id);
   if (connection == nullptr || it == requests_.end() || it->second->completed) return false;
-  PendingRequest& request = *it->second;
+  Request& request = *it->second;
   if (request.stream_id < 0) {
     auto queued = std::find(connection->queued.begin(), connection->queued.end(), request_id);
     if (queued == connection->queued.end()) return false;
@@ -172,19 +168,14 @@ bool H3Client::cancel(endpoint::ConnectionHandle handle, uint64_t request_id) {
   return true;
 }
 
-void H3Client::mark_ready(Connection& connection) {
-  if (connection.in_ready) return;
-  connection.in_ready = true;
-  ready_.push_back(connection.session.handle());
+void H3Client::mark_ready(Connection& connection) { ready_.mark(connection.session); }
+
+void H3Client::queue_reap(Connection& connection, Request& request) {
+  if (request.stream_id < 0) return;  // not sent yet: nothing to settle
+  connection.session.queue_reap(request.stream_id, request.reap_queued);
 }
 
-void H3Client::queue_reap(Connection& connection, PendingRequest& request) {
-  if (request.reap_queued || request.stream_id < 0) return;
-  request.reap_queued = true;
-  connection.reap_list.push_back(request.stream_id);
-}
-
-void H3Client::complete(Connection&, PendingRequest& request, H3Outcome outcome) {
+void H3Client::complete(Connection&, Request& request, H3Outcome outcome) {
   if (request.completed) return;
   request.completed = true;
   if (outcome.result == H3Result::kOk) {
@@ -215,7 +206,7 @@ void H3Client::on_event(Instant now, const endpoint::EndpointEvent& event) {
       break;
     case ConnectionEventType::kStreamWritable: {
       const int rv = nghttp3_conn_unblock_stream(session.conn(), id);
-      if (rv != 0 && nghttp3_err_is_fatal(rv)) return fail_connection(now, *connection, rv);
+      if (rv != 0 && nghttp3_err_is_fatal(rv)) return fail(now, *connection, rv);
       mark_ready(*connection);
       break;
     }
@@ -228,7 +219,7 @@ void H3Client::on_event(Instant now, const endpoint::EndpointEvent& event) {
                                "peer stopped a critical stream");
         return on_closed(event.connection, NGHTTP3_H3_CLOSED_CRITICAL_STREAM);
       }
-      if (PendingRequest* request = request_on(*connection, id)) {
+      if (Request* request = request_on(*connection, id)) {
         request->write_done = request->write_aborted = true;
         queue_reap(*connection, *request);
       }
@@ -242,8 +233,8 @@ void H3Client::on_event(Instant now, const endpoint::EndpointEvent& event) {
 void H3Client::on_stream_readable(Instant now, Connection& connection, uint64_t stream_id) {
   H3Session& session = connection.session;
   bool fin = false;
-  if (is_client_bidi(stream_id)) {
-    PendingRequest* request = request_on(connection, static_cast<int64_t>(stream_id));
+  if (conn::is_client_bidirectional(stream_id)) {
+    Request* request = request_on(connection, static_cast<int64_t>(stream_id));
     if (request == nullptr || request->read_done) {
       // A stream nghttp3 no longer knows (or never did): drain, never feed.
       while (endpoint_.read(session.handle(), stream_id, scratch_, fin) != 0 && !fin) {
@@ -252,7 +243,7 @@ void H3Client::on_stream_readable(Instant now, Connection& connection, uint64_t 
     }
     const uint64_t id = request->id;
     const int rv = session.read_stream(stream_id, scratch_, fin);
-    if (rv < 0) return fail_connection(now, connection, rv);
+    if (rv < 0) return fail(now, connection, rv);
     auto it = requests_.find(id);
     if (fin && it != requests_.end()) {
       it->second->read_done = true;
@@ -260,7 +251,7 @@ void H3Client::on_stream_readable(Instant now, Connection& connection, uint64_t 
     }
   } else {
     const int rv = session.read_stream(stream_id, scratch_, fin);
-    if (rv < 0) return fail_connection(now, connection, rv);
+    if (rv < 0) return fail(now, connection, rv);
   }
   mark_ready(connection);
 }
@@ -270,15 +261,15 @@ void H3Client::on_stream_reset(Instant now, Connection& connection, uint64_t str
   H3Session& session = connection.session;
   const auto id = static_cast<int64_t>(stream_id);
   int rv = nghttp3_conn_shutdown_stream_read(session.conn(), id);
-  if (rv != 0 && nghttp3_err_is_fatal(rv)) return fail_connection(now, connection, rv);
+  if (rv != 0 && nghttp3_err_is_fatal(rv)) return fail(now, connection, rv);
   bool fin = false;
   endpoint_.read(session.handle(), stream_id, scratch_, fin);  // reports the reset to QUIC
-  if (is_server_uni(stream_id)) {
+  if (conn::is_server_unidirectional(stream_id)) {
     rv = nghttp3_conn_close_stream(session.conn(), id, NGHTTP3_H3_NO_ERROR);
-    if (rv != 0 && rv != NGHTTP3_ERR_STREAM_NOT_FOUND) return fail_connection(now, connection, rv);
+    if (rv != 0 && rv != NGHTTP3_ERR_STREAM_NOT_FOUND) return fail(now, connection, rv);
     return;
   }
-  PendingRequest* request = request_on(connection, id);
+  Request* request = request_on(connection, id);
   if (request == nullptr) return;
   request->read_done = true;
   complete(connection, *request, H3Outcome{H3Result::kReset, code});
@@ -300,7 +291,7 @@ void H3Client::on_zero_rtt_rejected(Instant now, Connection& connection) {
   }
   std::sort(resend.begin(), resend.end());
   for (uint64_t id : resend) {
-    PendingRequest& request = *requests_[id];
+    Request& request = *requests_[id];
     request.stream_id = -1;
     request.status = 0;
     request.content_length.reset();
@@ -309,10 +300,10 @@ void H3Client::on_zero_rtt_rejected(Instant now, Connection& connection) {
   }
   stats_.zero_rtt_resends += resend.size();
   connection.by_stream.clear();
-  connection.reap_list.clear();
+  connection.session.clear_reaps();
   connection.queued.insert(connection.queued.begin(), resend.begin(), resend.end());
   const int rv = create_session(connection);
-  if (rv != 0) return fail_connection(now, connection, rv);
+  if (rv != 0) return fail(now, connection, rv);
   mark_ready(connection);
 }
 
@@ -328,7 +319,7 @@ void H3Client::on_closed(endpoint::ConnectionHandle handle, uint64_t code) {
   for (uint64_t id : open) {
     auto it = requests_.find(id);
     if (it == requests_.end()) continue;
-    std::unique_ptr<PendingRequest> request = std::move(it->second);
+    std::unique_ptr<Request> request = std::move(it->second);
     requests_.erase(it);
     if (request->completed) continue;
     request->completed = true;
@@ -339,7 +330,7 @@ void H3Client::on_closed(endpoint::ConnectionHandle handle, uint64_t code) {
   }
 }
 
-void H3Client::fail_connection(Instant now, Connection& connection, int liberr) {
+void H3Client::fail(Instant now, Connection& connection, int liberr) {
   const uint64_t code = nghttp3_err_infer_quic_app_error_code(liberr);
   connection.session.fail(now, liberr);
   std::vector<uint64_t> open(connection.queued.begin(), connection.queued.end());
@@ -347,11 +338,11 @@ void H3Client::fail_connection(Instant now, Connection& connection, int liberr) 
   std::sort(open.begin(), open.end());
   connection.queued.clear();
   connection.by_stream.clear();
-  connection.reap_list.clear();
+  connection.session.clear_reaps();
   for (uint64_t id : open) {
     auto it = requests_.find(id);
     if (it == requests_.end()) continue;
-    std::unique_ptr<PendingRequest> request = std::move(it->second);
+    std::unique_ptr<Request> request = std::move(it->second);
     requests_.erase(it);
     complete(connection, *request, H3Outcome{H3Result::kProtocolError, code});
   }
@@ -360,33 +351,31 @@ void H3Client::fail_connection(Instant now, Connection& connection, int liberr) 
 // Settles requests outside nghttp3 callbacks.
 void H3Client::reap(Instant now, Connection& connection) {
   H3Session& session = connection.session;
-  while (!connection.reap_list.empty() && !session.failed()) {
-    const int64_t stream_id = connection.reap_list.back();
-    connection.reap_list.pop_back();
-    PendingRequest* request = request_on(connection, stream_id);
+  int64_t stream_id = -1;
+  while (!session.failed() && session.next_reap(stream_id)) {
+    Request* request = request_on(connection, stream_id);
     if (request == nullptr) continue;
     request->reap_queued = false;
-    const auto id = static_cast<uint64_t>(stream_id);
+    const auto quic_stream = static_cast<uint64_t>(stream_id);
     if (request->read_done && !request->completed) {
       // The stream ended without a complete response nghttp3 accepted.
       complete(connection, *request,
                H3Outcome{H3Result::kProtocolError, NGHTTP3_H3_GENERAL_PROTOCOL_ERROR});
     }
     if (request->completed && !request->write_done) {
-      session.reset_stream(id, NGHTTP3_H3_REQUEST_CANCELLED);
+      session.reset_stream(quic_stream, NGHTTP3_H3_REQUEST_CANCELLED);
       request->write_done = request->write_aborted = true;
     }
     if (request->write_aborted) nghttp3_conn_shutdown_stream_write(session.conn(), stream_id);
     if (request->completed && !request->read_done) {
-      session.stop_sending(id, NGHTTP3_H3_REQUEST_CANCELLED);
+      session.stop_sending(quic_stream, NGHTTP3_H3_REQUEST_CANCELLED);
       const int rv = nghttp3_conn_shutdown_stream_read(session.conn(), stream_id);
-      if (rv != 0 && nghttp3_err_is_fatal(rv)) return fail_connection(now, connection, rv);
+      if (rv != 0 && nghttp3_err_is_fatal(rv)) return fail(now, connection, rv);
       request->read_done = true;
     }
     if (request->completed && request->read_done && request->write_done) {
       const int rv = nghttp3_conn_close_stream(session.conn(), stream_id, NGHTTP3_H3_NO_ERROR);
-      if (rv != 0 && rv != NGHTTP3_ERR_STREAM_NOT_FOUND)
-        return fail_connection(now, connection, rv);
+      if (rv != 0 && rv != NGHTTP3_ERR_STREAM_NOT_FOUND) return fail(now, connection, rv);
       const uint64_t request_id = request->id;
       connection.by_stream.erase(stream_id);
       requests_.erase(request_id);
@@ -407,14 +396,8 @@ void H3Client::pump(Instant now) {
   stream_limited_.erase(stream_limited_.begin(),
                         stream_limited_.begin() + static_cast<std::ptrdiff_t>(limited));
 
-  const size_t count = ready_.size();
-  for (size_t i = 0; i < count; ++i) {
-    Connection* connection = find(ready_[i]);
-    if (connection == nullptr) continue;
-    connection->in_ready = false;
-    drive(now, *connection);
-  }
-  ready_.erase(ready_.begin(), ready_.begin() + static_cast<std::ptrdiff_t>(count));
+  ready_.run_batch([this](endpoint::ConnectionHandle handle) { return find(handle); },
+                   [this, now](Connection& connection) { drive(now, connection); });
 }
 
 bool H3Client::wants_pump() const { return !ready_.empty() && pool_.free_buffers() > 0; }
@@ -424,10 +407,9 @@ void H3Client::drive(Instant now, Connection& connection) {
   if (session.failed()) return;
   if (!session.bound()) {
     const int rv = session.open_local_streams();
-    if (rv < 0) return fail_connection(now, connection, rv);
+    if (rv < 0) return fail(now, connection, rv);
     if (rv == 1) {
-      const conn::Connection* quic = endpoint_.connection(session.handle());
-      if (quic != nullptr && quic->is_established()) {
+      if (endpoint_.is_established(session.handle())) {
         // RFC 9114 §6.2: the peer must allow our three unidirectional streams.
         session.fail_with_code(now, NGHTTP3_H3_GENERAL_PROTOCOL_ERROR,
                                "peer allows too few unidirectional streams");
@@ -442,7 +424,7 @@ void H3Client::drive(Instant now, Connection& connection) {
     case H3WriteStatus::kIdle: break;
     case H3WriteStatus::kNoBuffers: mark_ready(connection); break;
     case H3WriteStatus::kClosing: break;
-    case H3WriteStatus::kFatal: return fail_connection(now, connection, session.error());
+    case H3WriteStatus::kFatal: return fail(now, connection, session.error());
   }
   reap(now, connection);
 }
@@ -455,12 +437,12 @@ void H3Client::send_queued(Instant now, Connection& connection) {
       connection.queued.pop_front();
       continue;
     }
-    PendingRequest& request = *it->second;
+    Request& request = *it->second;
     if (connection.goaway_received) {
       // RFC 9114 §5.2: the server takes no new request on this connection;
       // the request was not processed and may be sent elsewhere.
       connection.queued.pop_front();
-      std::unique_ptr<PendingRequest> refused = std::move(it->second);
+      std::unique_ptr<Request> refused = std::move(it->second);
       requests_.erase(it);
       complete(connection, *refused, H3Outcome{H3Result::kReset, NGHTTP3_H3_REQUEST_REJECTED});
       continue;
@@ -488,7 +470,7 @@ void H3Client::send_queued(Instant now, Connection& connection) {
     const auto stream_id = static_cast<int64_t>(*stream);
     const int rv = nghttp3_conn_submit_request(session.conn(), stream_id, headers.data(),
                                                headers.size(), nullptr, &request);
-    if (rv != 0) return fail_connection(now, connection, rv);
+    if (rv != 0) return fail(now, connection, rv);
     request.stream_id = stream_id;
     connection.by_stream[stream_id] = request.id;
     connection.queued.pop_front();
@@ -528,7 +510,7 @@ int H3Client::cb_deferred_consume(nghttp3_conn*, int64_t, size_t, void*, void*) 
 }
 
 int H3Client::cb_begin_headers(nghttp3_conn*, int64_t, void*, void* stream_user_data) {
-  auto* request = static_cast<PendingRequest*>(stream_user_data);
+  auto* request = static_cast<Request*>(stream_user_data);
   if (request != nullptr && !request->final_headers) {
     request->status = 0;
     request->content_length.reset();
@@ -538,7 +520,7 @@ int H3Client::cb_begin_headers(nghttp3_conn*, int64_t, void*, void* stream_user_
 
 int H3Client::cb_recv_header(nghttp3_conn*, int64_t, int32_t token, nghttp3_rcbuf* name,
                              nghttp3_rcbuf* value, uint8_t, void*, void* stream_user_data) {
-  auto* request = static_cast<PendingRequest*>(stream_user_data);
+  auto* request = static_cast<Request*>(stream_user_data);
   if (request == nullptr) return 0;
   const nghttp3_vec bytes = nghttp3_rcbuf_get_buf(value);
   const std::span<const uint8_t> text(bytes.base, bytes.len);
@@ -558,7 +540,7 @@ int H3Client::cb_recv_header(nghttp3_conn*, int64_t, int32_t token, nghttp3_rcbu
 }
 
 int H3Client::cb_end_headers(nghttp3_conn*, int64_t, int, void*, void* stream_user_data) {
-  auto* request = static_cast<PendingRequest*>(stream_user_data);
+  auto* request = static_cast<Request*>(stream_user_data);
   // Interim (1xx) responses are not reported; nghttp3 checks the rest.
   if (request == nullptr || request->final_headers || request->status < 200) return 0;
   request->final_headers = true;
@@ -570,7 +552,7 @@ int H3Client::cb_end_headers(nghttp3_conn*, int64_t, int, void*, void* stream_us
 
 int H3Client::cb_recv_data(nghttp3_conn*, int64_t, const uint8_t* data, size_t length, void*,
                            void* stream_user_data) {
-  auto* request = static_cast<PendingRequest*>(stream_user_data);
+  auto* request = static_cast<Request*>(stream_user_data);
   if (request == nullptr) return 0;
   request->client->stats_.body_bytes_received += length;
   if (request->handler != nullptr) request->handler->on_body(request->id, {data, length});
@@ -578,7 +560,7 @@ int H3Client::cb_recv_data(nghttp3_conn*, int64_t, const uint8_t* data, size_t l
 }
 
 int H3Client::cb_end_stream(nghttp3_conn*, int64_t, void* conn_user_data, void* stream_user_data) {
-  auto* request = static_cast<PendingRequest*>(stream_user_data);
+  auto* request = static_cast<Request*>(stream_user_data);
   if (request == nullptr) return 0;
   auto* connection = static_cast<Connection*>(conn_user_data);
   request->client->complete(*connection, *request, H3Outcome{H3Result::kOk, 0});
@@ -589,7 +571,7 @@ int H3Client::cb_stop_sending(nghttp3_conn*, int64_t stream_id, uint64_t code, v
                               void* stream_user_data) {
   auto* connection = static_cast<Connection*>(conn_user_data);
   connection->session.stop_sending(static_cast<uint64_t>(stream_id), code);
-  if (auto* request = static_cast<PendingRequest*>(stream_user_data)) {
+  if (auto* request = static_cast<Request*>(stream_user_data)) {
     request->read_done = true;
     request->client->complete(*connection, *request, H3Outcome{H3Result::kProtocolError, code});
     request->client->queue_reap(*connection, *request);
@@ -601,7 +583,7 @@ int H3Client::cb_reset_stream(nghttp3_conn*, int64_t stream_id, uint64_t code, v
                               void* stream_user_data) {
   auto* connection = static_cast<Connection*>(conn_user_data);
   connection->session.reset_stream(static_cast<uint64_t>(stream_id), code);
-  if (auto* request = static_cast<PendingRequest*>(stream_user_data)) {
+  if (auto* request = static_cast<Request*>(stream_user_data)) {
     request->write_done = request->write_aborted = true;
     request->client->complete(*connection, *request, H3Outcome{H3Result::kProtocolError, code});
     request->client->queue_reap(*connection, *request);

@@ -122,13 +122,13 @@ class H3Client final : public Application {
   size_t open_requests() const { return requests_.size(); }
 
  private:
-  struct PendingRequest;
+  struct Request;
   struct Connection;
   class StreamOwner;
 
   Connection* find(endpoint::ConnectionHandle handle);
   Connection* connection_for(endpoint::ConnectionHandle handle);
-  PendingRequest* request_on(Connection& connection, int64_t stream_id);
+  Request* request_on(Connection& connection, int64_t stream_id);
   int create_session(Connection& connection);
   void mark_ready(Connection& connection);
   void drive(Instant now, Connection& connection);
@@ -137,9 +137,9 @@ class H3Client final : public Application {
   void on_stream_reset(Instant now, Connection& connection, uint64_t stream_id, uint64_t code);
   void on_zero_rtt_rejected(Instant now, Connection& connection);
   void on_closed(endpoint::ConnectionHandle handle, uint64_t code);
-  void fail_connection(Instant now, Connection& connection, int liberr);
-  void complete(Connection& connection, PendingRequest& request, H3Outcome outcome);
-  void queue_reap(Connection& connection, PendingRequest& request);
+  void fail(Instant now, Connection& connection, int liberr);
+  void complete(Connection& connection, Request& request, H3Outcome outcome);
+  void queue_reap(Connection& connection, Request& request);
   void reap(Instant now, Connection& connection);
 
   static int cb_acked_stream_data(nghttp3_conn*, int64_t, uint64_t, void*, void*);
@@ -162,9 +162,9 @@ class H3Client final : public Application {
   nghttp3_callbacks callbacks_{};
   nghttp3_settings settings_{};
   std::vector<uint8_t> scratch_;
-  std::vector<std::unique_ptr<Connection>> connections_;                    // by handle
-  std::unordered_map<uint64_t, std::unique_ptr<PendingRequest>> requests_;  // by id
-  std::vector<endpoint::ConnectionHandle> ready_;                           // writing to do
+  std::vector<std::unique_ptr<Connection>> connections_;             // by handle
+  std::unordered_map<uint64_t, std::unique_ptr<Request>> requests_;  // by id
+  H3ReadyList ready_;  // connections with writing to do
   // Requests queued but the peer's stream limit reached: tried each pump
   // (no event tells when MAX_STREAMS raised it).
   std::vector<endpoint::ConnectionHandle> stream_limited_;

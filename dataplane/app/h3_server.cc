@@ -6,6 +6,7 @@
 #include "dataplane/app/h3_server_state.h"
 #include "dataplane/app/synthetic_body.h"
 #include "quic/conn/send_stream.h"
+#include "quic/conn/stream_id.h"
 
 namespace dpquic::dataplane {
 
@@ -102,7 +103,7 @@ H3Server::Connection* H3Server::find(endpoint::ConnectionHandle handle) {
 
 H3Server::Connection* H3Server::connection_for(Instant now, endpoint::ConnectionHandle handle) {
   if (Connection* existing = find(handle)) return existing;
-  if (endpoint_.connection(handle) == nullptr) return nullptr;
+  if (!endpoint_.exists(handle)) return nullptr;
   if (handle >= connections_.size()) connections_.resize(handle + 1);
   connections_[handle] = std::make_unique<Connection>(*this, endpoint_, handle, next_serial_++);
   ++connection_count_;
@@ -143,16 +144,10 @@ H3Server::Request& H3Server::request_for(Connection& connection, int64_t stream_
   return *slot;
 }
 
-void H3Server::mark_ready(Connection& connection) {
-  if (connection.in_ready) return;
-  connection.in_ready = true;
-  ready_.push_back(connection.session.handle());
-}
+void H3Server::mark_ready(Connection& connection) { ready_.mark(connection.session); }
 
 void H3Server::queue_reap(Connection& connection, Request& request) {
-  if (request.reap_queued) return;
-  request.reap_queued = true;
-  connection.reap_list.push_back(request.stream_id);
+  connection.session.queue_reap(request.stream_id, request.reap_queued);
 }
 
 void H3Server::fail(Instant now, Connection& connection, int liberr) {
@@ -177,8 +172,7 @@ void H3Server::on_event(Instant now, const endpoint::EndpointEvent& event) {
   if (!connection->session.bound()) {
     const int rv = connection->session.open_local_streams();
     if (rv < 0) return fail(now, *connection, rv);
-    const conn::Connection* quic = endpoint_.connection(event.connection);
-    if (rv == 1 && quic != nullptr && quic->is_established()) {
+    if (rv == 1 && endpoint_.is_established(event.connection)) {
       // RFC 9114 §6.2: the peer must allow our three unidirectional streams.
       ++stats_.connection_errors;
       return connection->session.fail_with_code(now, NGHTTP3_H3_GENERAL_PROTOCOL_ERROR,
@@ -217,7 +211,8 @@ void H3Server::on_event(Instant now, const endpoint::EndpointEvent& event) {
 }
 
 void H3Server::on_stream_readable(Instant now, Connection& connection, uint64_t stream_id) {
-  if (is_client_bidi(stream_id)) return on_request_readable(now, connection, stream_id);
+  if (conn::is_client_bidirectional(stream_id))
+    return on_request_readable(now, connection, stream_id);
   bool fin = false;
   const int rv = connection.session.read_stream(stream_id, scratch_, fin);
   if (rv < 0) return fail(now, connection, rv);
@@ -298,14 +293,14 @@ void H3Server::on_stream_reset(Instant now, Connection& connection, uint64_t str
   // Reading reports the reset to QUIC, which can then free the stream.
   bool fin = false;
   endpoint_.read(session.handle(), stream_id, scratch_, fin);
-  if (is_client_uni(stream_id)) {
+  if (conn::is_client_unidirectional(stream_id)) {
     // A critical stream must not end (H3_CLOSED_CRITICAL_STREAM); others
     // are simply forgotten.
     rv = nghttp3_conn_close_stream(session.conn(), id, NGHTTP3_H3_NO_ERROR);
     if (rv != 0 && rv != NGHTTP3_ERR_STREAM_NOT_FOUND) return fail(now, connection, rv);
     return;
   }
-  if (!is_client_bidi(stream_id)) return;
+  if (!conn::is_client_bidirectional(stream_id)) return;
   Request* request = connection.find(id);
   if (request == nullptr) {
     // Reset before anything was read: no response will come. (A stream at
@@ -341,31 +336,30 @@ void H3Server::on_stream_stopped(Instant now, Connection& connection, uint64_t s
 // streams whose two directions are done.
 void H3Server::reap(Instant now, Connection& connection) {
   H3Session& session = connection.session;
-  while (!connection.reap_list.empty() && !session.failed()) {
-    const int64_t id = connection.reap_list.back();
-    connection.reap_list.pop_back();
-    Request* request = connection.find(id);
+  int64_t stream_id = -1;
+  while (!session.failed() && session.next_reap(stream_id)) {
+    Request* request = connection.find(stream_id);
     if (request == nullptr) continue;
     request->reap_queued = false;
-    const auto stream_id = static_cast<uint64_t>(id);
+    const auto quic_stream = static_cast<uint64_t>(stream_id);
     if (request->io_failed && !request->write_done) {
-      session.reset_stream(stream_id, NGHTTP3_H3_INTERNAL_ERROR);
+      session.reset_stream(quic_stream, NGHTTP3_H3_INTERNAL_ERROR);
       ++stats_.streams_reset;
       request->write_done = request->write_aborted = true;
     }
     // A request waiting for a file slot is whole: only a reset ends it.
     if (request->read_done && !request->response_submitted && !request->write_done &&
         (!request->waiting_for_file || request->peer_reset)) {
-      session.reset_stream(stream_id, request->peer_reset ? NGHTTP3_H3_REQUEST_CANCELLED
-                                                          : NGHTTP3_H3_REQUEST_INCOMPLETE);
+      session.reset_stream(quic_stream, request->peer_reset ? NGHTTP3_H3_REQUEST_CANCELLED
+                                                            : NGHTTP3_H3_REQUEST_INCOMPLETE);
       request->write_done = request->write_aborted = true;
     }
-    if (request->write_aborted) nghttp3_conn_shutdown_stream_write(session.conn(), id);
+    if (request->write_aborted) nghttp3_conn_shutdown_stream_write(session.conn(), stream_id);
     if (request->write_done && !request->read_done) {
       // The response is complete: the rest of the request is not needed
       // (RFC 9114 §4.1).
-      session.stop_sending(stream_id, NGHTTP3_H3_NO_ERROR);
-      const int rv = nghttp3_conn_shutdown_stream_read(session.conn(), id);
+      session.stop_sending(quic_stream, NGHTTP3_H3_NO_ERROR);
+      const int rv = nghttp3_conn_shutdown_stream_read(session.conn(), stream_id);
       if (rv != 0 && nghttp3_err_is_fatal(rv)) return fail(now, connection, rv);
       request->read_done = true;
     }
@@ -373,9 +367,9 @@ void H3Server::reap(Instant now, Connection& connection) {
       settle(connection, *request);
     }
     if (request->settled && request->stream_closed) {
-      const int rv = nghttp3_conn_close_stream(session.conn(), id, NGHTTP3_H3_NO_ERROR);
+      const int rv = nghttp3_conn_close_stream(session.conn(), stream_id, NGHTTP3_H3_NO_ERROR);
       if (rv != 0 && rv != NGHTTP3_ERR_STREAM_NOT_FOUND) return fail(now, connection, rv);
-      connection.requests.erase(id);
+      connection.requests.erase(stream_id);
     }
   }
   if (!session.failed()) serve_waiting(connection);
@@ -423,15 +417,8 @@ void H3Server::pump(Instant now) {
   }
   starved_.erase(starved_.begin(), starved_.begin() + static_cast<std::ptrdiff_t>(resumed));
 
-  // Connections marked while this batch runs wait for the next pump.
-  const size_t count = ready_.size();
-  for (size_t i = 0; i < count; ++i) {
-    Connection* connection = find(ready_[i]);
-    if (connection == nullptr) continue;
-    connection->in_ready = false;
-    drive(now, *connection);
-  }
-  ready_.erase(ready_.begin(), ready_.begin() + static_cast<std::ptrdiff_t>(count));
+  ready_.run_batch([this](endpoint::ConnectionHandle handle) { return find(handle); },
+                   [this, now](Connection& connection) { drive(now, connection); });
 }
 
 bool H3Server::wants_pump() const {

@@ -246,9 +246,9 @@ class H3Server final : public Application {
   std::vector<std::unique_ptr<Connection>> connections_;  // by handle
   size_t connection_count_ = 0;
   uint64_t next_serial_ = 1;
-  std::vector<endpoint::ConnectionHandle> ready_;  // connections with writing to do
-  std::vector<RequestKey> starved_;                // bodies waiting for pool buffers
-  std::vector<RequestKey> returned_;               // capped bodies that got a buffer back
+  H3ReadyList ready_;                 // connections with writing to do
+  std::vector<RequestKey> starved_;   // bodies waiting for pool buffers
+  std::vector<RequestKey> returned_;  // capped bodies that got a buffer back
   // Connections that got a buffer back while some of their bodies wait for
   // one (max_buffers_per_connection).
   std::vector<ConnectionKey> connection_returns_;

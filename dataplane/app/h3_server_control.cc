@@ -15,10 +15,7 @@ namespace {
 // Between the GOAWAY announcing a stop and the final one, requests the
 // client sent before it saw the first still arrive and are served: two
 // round trips, plus the ACK delay a peer may add.
-Duration final_goaway_delay(const conn::Connection* quic) {
-  const Duration rtt = quic != nullptr ? quic->recovery().rtt().smoothed_rtt() : 0;
-  return 2 * rtt + 25 * kMillisecond;
-}
+Duration final_goaway_delay(Duration smoothed_rtt) { return 2 * smoothed_rtt + 25 * kMillisecond; }
 
 }  // namespace
 
@@ -64,7 +61,7 @@ void H3Server::send_goaway(Instant now, Connection& connection) {
   const int rv = nghttp3_conn_submit_shutdown_notice(session.conn());
   if (rv != 0) return fail(now, connection, rv);
   connection.goaway_notice_sent = true;
-  connection.final_goaway_at = now + final_goaway_delay(endpoint_.connection(session.handle()));
+  connection.final_goaway_at = now + final_goaway_delay(endpoint_.smoothed_rtt(session.handle()));
   next_drain_step_ = std::min(next_drain_step_, connection.final_goaway_at);
   mark_ready(connection);
 }

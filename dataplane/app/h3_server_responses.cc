@@ -128,9 +128,8 @@ uint64_t H3Server::read_limit(Connection& connection, const Request& request) {
   // past that (one piece, at most a buffer, while nothing waits for
   // credit). Reading goes that far and no further: at most the credit plus
   // kSendAheadOfCredit plus a buffer is read ahead.
-  const conn::Connection* quic = endpoint_.connection(connection.session.handle());
-  const uint64_t writable =
-      quic != nullptr ? quic->stream_writable_bytes(static_cast<uint64_t>(request.stream_id)) : 0;
+  const uint64_t writable = endpoint_.stream_writable_bytes(
+      connection.session.handle(), static_cast<uint64_t>(request.stream_id));
   const uint64_t bound = writable + credit_margin_;
   return bound > request.lent_bytes ? bound - request.lent_bytes : 0;
 }

@@ -111,22 +111,20 @@ struct H3Server::Connection {
   Instant final_goaway_at = kNever;
   Instant idle_since = kNever;  // after the final GOAWAY: nothing left to deliver
   std::unordered_map<int64_t, std::unique_ptr<Request>> requests;
-  std::vector<int64_t> reap_list;
   H3Server& server;
   // The group of its file bodies' buffer flights: every pool buffer they
   // have in flight (max_buffers_per_connection).
   BufferFlight* buffers;
   uint32_t open_files = 0;  // file bodies held (max_files_per_connection)
   // Requests waiting for a file slot, and bodies waiting for one of the
-  // connection's buffers to come back (stream IDs; entries whose request no
-  // longer waits are skipped).
+  // connection's buffers to come back (stream IDs; entries whose request
+  // stopped waiting are skipped).
   std::vector<int64_t> waiting_for_file;
   std::vector<int64_t> waiting_for_buffers;
   bool buffers_return_queued = false;  // in H3Server::connection_returns_
   // The highest request stream that had state: a reset of a stream above
   // it was never answered, one below it was.
   int64_t highest_request = -1;
-  bool in_ready = false;
 };
 
 }  // namespace dpquic::dataplane

@@ -99,7 +99,6 @@ int H3Session::read_stream(uint64_t stream_id, std::span<uint8_t> scratch, bool&
 }
 
 H3WriteStatus H3Session::write(ChunkStager& stager, H3StreamOwner& owner) {
-  enum class Outcome { kAll, kBlocked, kRefused, kNoBuffers, kClosing };
   std::array<nghttp3_vec, 16> vecs;
   for (;;) {
     int64_t stream_id = -1;
@@ -111,60 +110,26 @@ H3WriteStatus H3Session::write(ChunkStager& stager, H3StreamOwner& owner) {
       return H3WriteStatus::kFatal;
     }
     if (stream_id < 0) return H3WriteStatus::kIdle;
-    const auto id = static_cast<uint64_t>(stream_id);
-
-    size_t accepted = 0;
-    bool fin_sent = false;
-    Outcome outcome = Outcome::kAll;
-    auto note = [&outcome](conn::SendResult result) {
-      switch (result) {
-        case conn::SendResult::kOk: break;
-        case conn::SendResult::kBlocked: outcome = Outcome::kBlocked; break;
-        case conn::SendResult::kInvalidStream: outcome = Outcome::kRefused; break;
-        case conn::SendResult::kClosed: outcome = Outcome::kClosing; break;
-      }
-    };
-    for (nghttp3_ssize i = 0; i < count && outcome == Outcome::kAll; ++i) {
-      const uint8_t* data = vecs[static_cast<size_t>(i)].base;
-      size_t left = vecs[static_cast<size_t>(i)].len;
-      while (left != 0) {
-        transmit::Chunk piece = owner.find_lent(stream_id, data, left);
-        if (!piece.valid()) piece = stager.stage({data, left});
-        if (!piece.valid()) {
-          outcome = Outcome::kNoBuffers;
-          break;
-        }
-        const size_t size = piece.size();
-        const bool last = fin != 0 && i + 1 == count && size == left;
-        note(endpoint_.send(handle_, id, std::move(piece), last));
-        if (outcome != Outcome::kAll) break;
-        accepted += size;
-        data += size;
-        left -= size;
-        fin_sent = last;
-      }
-    }
-    if (outcome == Outcome::kAll && fin != 0 && !fin_sent) {
-      note(endpoint_.send(handle_, id, transmit::Chunk(), true));
-      fin_sent = outcome == Outcome::kAll;
-    }
-
-    int rv = nghttp3_conn_add_write_offset(conn_, stream_id, accepted);
+    const StreamWrite sent =
+        send_vecs(stream_id, {vecs.data(), static_cast<size_t>(count)}, fin != 0, stager, owner);
+    int rv = nghttp3_conn_add_write_offset(conn_, stream_id, sent.accepted);
     // The chunks given to the endpoint keep the bytes: nghttp3 may free its
     // copies at once.
-    if (rv == 0 && accepted != 0) rv = nghttp3_conn_add_ack_offset(conn_, stream_id, accepted);
+    if (rv == 0 && sent.accepted != 0) {
+      rv = nghttp3_conn_add_ack_offset(conn_, stream_id, sent.accepted);
+    }
     if (rv != 0) {
       error_ = rv;
       return H3WriteStatus::kFatal;
     }
-    switch (outcome) {
+    switch (sent.outcome) {
       case Outcome::kAll:
-        if (fin_sent) owner.on_fin_sent(stream_id);
+        if (sent.fin_sent) owner.on_fin_sent(stream_id);
         break;
       case Outcome::kBlocked: nghttp3_conn_block_stream(conn_, stream_id); break;
       case Outcome::kRefused:
         nghttp3_conn_shutdown_stream_write(conn_, stream_id);
-        if (is_local_critical(id)) {
+        if (is_local_critical(static_cast<uint64_t>(stream_id))) {
           error_ = NGHTTP3_ERR_H3_CLOSED_CRITICAL_STREAM;
           return H3WriteStatus::kFatal;
         }
@@ -174,6 +139,45 @@ H3WriteStatus H3Session::write(ChunkStager& stager, H3StreamOwner& owner) {
       case Outcome::kClosing: return H3WriteStatus::kClosing;
     }
   }
+}
+
+H3Session::StreamWrite H3Session::send_vecs(int64_t stream_id, std::span<const nghttp3_vec> vecs,
+                                            bool fin, ChunkStager& stager, H3StreamOwner& owner) {
+  const auto id = static_cast<uint64_t>(stream_id);
+  StreamWrite sent;
+  auto note = [&sent](conn::SendResult result) {
+    switch (result) {
+      case conn::SendResult::kOk: break;
+      case conn::SendResult::kBlocked: sent.outcome = Outcome::kBlocked; break;
+      case conn::SendResult::kInvalidStream: sent.outcome = Outcome::kRefused; break;
+      case conn::SendResult::kClosed: sent.outcome = Outcome::kClosing; break;
+    }
+  };
+  for (size_t i = 0; i < vecs.size() && sent.outcome == Outcome::kAll; ++i) {
+    const uint8_t* data = vecs[i].base;
+    size_t left = vecs[i].len;
+    while (left != 0) {
+      transmit::Chunk piece = owner.find_lent(stream_id, data, left);
+      if (!piece.valid()) piece = stager.stage({data, left});
+      if (!piece.valid()) {
+        sent.outcome = Outcome::kNoBuffers;
+        break;
+      }
+      const size_t size = piece.size();
+      const bool last = fin && i + 1 == vecs.size() && size == left;
+      note(endpoint_.send(handle_, id, std::move(piece), last));
+      if (sent.outcome != Outcome::kAll) break;
+      sent.accepted += size;
+      data += size;
+      left -= size;
+      sent.fin_sent = last;
+    }
+  }
+  if (sent.outcome == Outcome::kAll && fin && !sent.fin_sent) {
+    note(endpoint_.send(handle_, id, transmit::Chunk(), true));
+    sent.fin_sent = sent.outcome == Outcome::kAll;
+  }
+  return sent;
 }
 
 void H3Session::fail(Instant now, int liberr) {
@@ -186,18 +190,25 @@ void H3Session::fail_with_code(Instant now, uint64_t code, const char* reason) {
   endpoint_.close(now, handle_, code, reason);
 }
 
+void H3Session::queue_reap(int64_t stream_id, bool& queued) {
+  if (queued) return;
+  queued = true;
+  reap_list_.push_back(stream_id);
+}
+
+bool H3Session::next_reap(int64_t& stream_id) {
+  if (reap_list_.empty()) return false;
+  stream_id = reap_list_.back();
+  reap_list_.pop_back();
+  return true;
+}
+
 void H3Session::reset_stream(uint64_t stream_id, uint64_t code) {
-  if (conn::Connection* connection = endpoint_.connection(handle_)) {
-    connection->reset_stream(stream_id, code);
-    endpoint_.wake(handle_);
-  }
+  (void)endpoint_.reset_stream(handle_, stream_id, code);
 }
 
 void H3Session::stop_sending(uint64_t stream_id, uint64_t code) {
-  if (conn::Connection* connection = endpoint_.connection(handle_)) {
-    connection->stop_sending(stream_id, code);
-    endpoint_.wake(handle_);
-  }
+  (void)endpoint_.stop_sending(handle_, stream_id, code);
 }
 
 std::optional<uint64_t> parse_decimal(std::span<const uint8_t> value) {

@@ -17,6 +17,7 @@
 #include <optional>
 #include <span>
 #include <string_view>
+#include <vector>
 
 #include "dataplane/app/body_source.h"
 #include "quic/endpoint/endpoint.h"
@@ -56,6 +57,8 @@ class H3StreamOwner {
   virtual void on_send_refused(int64_t stream_id) = 0;
 };
 
+class H3ReadyList;
+
 enum class H3WriteStatus : uint8_t {
   kIdle,       // nghttp3 has nothing unblocked to write
   kNoBuffers,  // stopped: no pooled buffer for a copy
@@ -65,6 +68,7 @@ enum class H3WriteStatus : uint8_t {
 
 class H3Session {
  public:
+  friend class H3ReadyList;
   H3Session(endpoint::Endpoint& endpoint, endpoint::ConnectionHandle handle)
       : endpoint_(endpoint), handle_(handle) {}
   ~H3Session() { destroy(); }
@@ -100,22 +104,73 @@ class H3Session {
   void fail_with_code(Instant now, uint64_t code, const char* reason);
   bool failed() const { return failed_; }
 
-  // Direct stream calls on the QUIC connection (then wakes it).
+  // RESET_STREAM and STOP_SENDING on the QUIC connection.
   void reset_stream(uint64_t stream_id, uint64_t code);
   void stop_sending(uint64_t stream_id, uint64_t code);
+
+  // Streams whose requests are settled outside nghttp3's callbacks (the
+  // application's reap), each queued once: `queued` is the request's flag,
+  // which the application clears when it takes the stream back.
+  void queue_reap(int64_t stream_id, bool& queued);
+  // The next stream to settle; false when none is queued.
+  bool next_reap(int64_t& stream_id);
+  void clear_reaps() { reap_list_.clear(); }
 
   nghttp3_conn* conn() const { return conn_; }
   endpoint::ConnectionHandle handle() const { return handle_; }
   endpoint::Endpoint& endpoint() { return endpoint_; }
 
  private:
+  enum class Outcome : uint8_t { kAll, kBlocked, kRefused, kNoBuffers, kClosing };
+  struct StreamWrite {
+    size_t accepted = 0;  // bytes the endpoint took
+    bool fin_sent = false;
+    Outcome outcome = Outcome::kAll;
+  };
+  // Hands what nghttp3 wrote for one stream to the endpoint: lent chunks as
+  // they are, the rest staged into pooled buffers; stops at the first
+  // refusal.
+  StreamWrite send_vecs(int64_t stream_id, std::span<const nghttp3_vec> vecs, bool fin,
+                        ChunkStager& stager, H3StreamOwner& owner);
+
   endpoint::Endpoint& endpoint_;
   endpoint::ConnectionHandle handle_;
   nghttp3_conn* conn_ = nullptr;
   std::optional<uint64_t> control_, encoder_, decoder_;
+  std::vector<int64_t> reap_list_;
+  bool ready_ = false;  // on the application's H3ReadyList
   bool bound_ = false;
   bool failed_ = false;
   int error_ = 0;
+};
+
+// The connections of an application with writing to do, each listed once.
+// A connection marked while a batch runs waits for the next batch.
+class H3ReadyList {
+ public:
+  void mark(H3Session& session) {
+    if (session.ready_) return;
+    session.ready_ = true;
+    handles_.push_back(session.handle());
+  }
+  bool empty() const { return handles_.empty(); }
+  // For each connection listed now: find(handle) gives the application's
+  // connection (null once gone), whose session is unmarked before
+  // drive(connection).
+  template <typename Find, typename Drive>
+  void run_batch(Find&& find, Drive&& drive) {
+    const size_t count = handles_.size();
+    for (size_t i = 0; i < count; ++i) {
+      auto* connection = find(handles_[i]);
+      if (connection == nullptr) continue;
+      connection->session.ready_ = false;
+      drive(*connection);
+    }
+    handles_.erase(handles_.begin(), handles_.begin() + static_cast<std::ptrdiff_t>(count));
+  }
+
+ private:
+  std::vector<endpoint::ConnectionHandle> handles_;
 };
 
 // A decimal number in a header value (content-length, :status); nullopt if
@@ -125,11 +180,6 @@ std::optional<uint64_t> parse_decimal(std::span<const uint8_t> value);
 // A header field for nghttp3, viewing `name` and `value` (which must outlive
 // the submit call).
 nghttp3_nv make_nv(std::string_view name, std::string_view value);
-
-// Stream ID types (RFC 9000 §2.1): the two low bits.
-inline bool is_client_bidi(uint64_t stream_id) { return (stream_id & 0x3) == 0; }
-inline bool is_client_uni(uint64_t stream_id) { return (stream_id & 0x3) == 2; }
-inline bool is_server_uni(uint64_t stream_id) { return (stream_id & 0x3) == 3; }
 
 // Bytes read from a QUIC stream per call before handing them to nghttp3.
 inline constexpr size_t kH3ReadScratchBytes = 64 * 1024;

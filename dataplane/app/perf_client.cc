@@ -69,13 +69,9 @@ uint64_t PerfClient::request(endpoint::ConnectionHandle handle, uint64_t respons
 }
 
 void PerfClient::open_pending(endpoint::ConnectionHandle handle, bool complete_if_gone) {
-  const conn::Connection* connection = endpoint_.connection(handle);
   // Closing or draining: no stream will open any more (kClosed may still
   // be on its way, or already delivered).
-  const bool gone =
-      connection == nullptr || (connection->state() != conn::ConnectionState::kHandshake &&
-                                connection->state() != conn::ConnectionState::kEstablished);
-  if (gone) {
+  if (!endpoint_.is_open(handle)) {
     if (!complete_if_gone) return;
     // Only the requests there now: a handler may queue new ones.
     size_t count = 0;
@@ -104,7 +100,7 @@ void PerfClient::open_pending(endpoint::ConnectionHandle handle, bool complete_i
 }
 
 bool PerfClient::write(Request* request) {
-  if (endpoint_.connection(request->handle) == nullptr) {
+  if (!endpoint_.exists(request->handle)) {
     ready_.remove(request);  // kClosed completes it
     return true;
   }
@@ -135,13 +131,12 @@ bool PerfClient::write(Request* request) {
       return true;
     }
   }
-  conn::Connection* connection = endpoint_.connection(request->handle);
   const std::span<const uint8_t> block = synthetic_block();
   for (;;) {
     const uint64_t remaining = request->upload_size - request->upload_sent;
     size_t length = static_cast<size_t>(std::min<uint64_t>(config_.chunk_size, remaining));
     // No room: offer the chunk anyway, the kBlocked arms kStreamWritable.
-    const uint64_t writable = connection->stream_writable_bytes(request->stream_id);
+    const uint64_t writable = endpoint_.stream_writable_bytes(request->handle, request->stream_id);
     if (writable != 0 && writable < length) length = static_cast<size_t>(writable);
     transmit::Chunk chunk =
         pool_.adopt(block.data() + request->upload_sent % kSyntheticPeriod, length, nullptr,
@@ -195,12 +190,12 @@ void PerfClient::on_readable(Request* request) {
 void PerfClient::finish(Request* request, PerfResult result, uint64_t error_code,
                         bool stop_receiving) {
   if (request->has_stream && result != PerfResult::kClosed) {
-    if (conn::Connection* connection = endpoint_.connection(request->handle)) {
-      // An upload still going (the response ended first) is abandoned.
-      if (!request->fin_sent)
-        (void)connection->reset_stream(request->stream_id, kPerfRequestCancelled);
-      if (stop_receiving) (void)connection->stop_sending(request->stream_id, kPerfRequestCancelled);
-      endpoint_.wake(request->handle);
+    // An upload still going (the response ended first) is abandoned.
+    if (!request->fin_sent) {
+      (void)endpoint_.reset_stream(request->handle, request->stream_id, kPerfRequestCancelled);
+    }
+    if (stop_receiving) {
+      (void)endpoint_.stop_sending(request->handle, request->stream_id, kPerfRequestCancelled);
     }
   }
   const PerfOutcome outcome{result, request->received, error_code};

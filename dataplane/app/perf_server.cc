@@ -5,15 +5,17 @@
 #include <string>
 #include <utility>
 
+#include "quic/conn/stream_id.h"
+
 namespace dpquic::dataplane {
 
 namespace {
 
 using conn::ConnectionEventType;
 
-// Client-initiated bidirectional: the only streams that carry requests.
-bool is_request_stream(uint64_t stream_id) { return (stream_id & 0x3) == 0; }
-bool is_client_unidirectional(uint64_t stream_id) { return (stream_id & 0x3) == 0x2; }
+// Client-initiated bidirectional streams are the only ones that carry
+// requests.
+bool is_request_stream(uint64_t stream_id) { return conn::is_client_bidirectional(stream_id); }
 
 const PerfServerConfig& validated(const PerfServerConfig& config) {
   if (config.chunk_size == 0 || config.chunk_size > kSyntheticBlockSize - kSyntheticPeriod) {
@@ -60,11 +62,8 @@ void PerfServer::release(Record* record) {
 
 void PerfServer::refuse(endpoint::ConnectionHandle handle, uint64_t stream_id, bool stop_receiving,
                         uint64_t error_code) {
-  conn::Connection* connection = endpoint_.connection(handle);
-  if (connection == nullptr) return;
-  (void)connection->reset_stream(stream_id, error_code);
-  if (stop_receiving) (void)connection->stop_sending(stream_id, error_code);
-  endpoint_.wake(handle);
+  (void)endpoint_.reset_stream(handle, stream_id, error_code);
+  if (stop_receiving) (void)endpoint_.stop_sending(handle, stream_id, error_code);
 }
 
 void PerfServer::free_connection(endpoint::ConnectionHandle handle) {
@@ -131,26 +130,11 @@ void PerfServer::on_event(Instant, const endpoint::EndpointEvent& event) {
         refuse(handle, stream_id, /*stop_receiving=*/true);
       } else if (is_request_stream(stream_id)) {
         if (table_.find(handle, stream_id) == nullptr) create(handle, stream_id);
-      } else if (is_client_unidirectional(stream_id)) {
+      } else if (conn::is_client_unidirectional(stream_id)) {
         refuse(handle, stream_id, /*stop_receiving=*/true);
       }
       break;
-    case ConnectionEventType::kStreamReadable: {
-      if (!is_request_stream(stream_id) ||
-          (draining_ && table_.find(handle, stream_id) == nullptr)) {
-        // A refused stream: drop what arrived before the client saw
-        // STOP_SENDING, which also ends the stream at FIN.
-        bool fin = false;
-        while (endpoint_.read(handle, stream_id, scratch_, fin) != 0 && !fin) {
-        }
-        break;
-      }
-      Record* record = table_.find(handle, stream_id);
-      const bool created = record == nullptr;
-      if (created) record = create(handle, stream_id);
-      if (!on_readable(record) && created) release(record);
-      break;
-    }
+    case ConnectionEventType::kStreamReadable: on_stream_readable(handle, stream_id); break;
     case ConnectionEventType::kStreamWritable:
       if (Record* record = table_.find(handle, stream_id);
           record != nullptr && record->responding) {
@@ -183,6 +167,21 @@ void PerfServer::on_event(Instant, const endpoint::EndpointEvent& event) {
   }
 }
 
+void PerfServer::on_stream_readable(endpoint::ConnectionHandle handle, uint64_t stream_id) {
+  Record* record = table_.find(handle, stream_id);
+  if (!is_request_stream(stream_id) || (draining_ && record == nullptr)) {
+    // A refused stream: drop what arrived before the client saw
+    // STOP_SENDING, which also ends the stream at FIN.
+    bool fin = false;
+    while (endpoint_.read(handle, stream_id, scratch_, fin) != 0 && !fin) {
+    }
+    return;
+  }
+  const bool created = record == nullptr;
+  if (created) record = create(handle, stream_id);
+  if (!on_readable(record) && created) release(record);
+}
+
 bool PerfServer::on_readable(Record* record) {
   bool fin = false;
   bool progressed = false;
@@ -211,8 +210,7 @@ bool PerfServer::on_readable(Record* record) {
 }
 
 bool PerfServer::write(Record* record) {
-  conn::Connection* connection = endpoint_.connection(record->handle);
-  if (connection == nullptr) {
+  if (!endpoint_.exists(record->handle)) {
     ++counters_.abandoned_streams;
     release(record);
     return true;
@@ -223,7 +221,7 @@ bool PerfServer::write(Record* record) {
     size_t length = static_cast<size_t>(std::min<uint64_t>(config_.chunk_size, remaining));
     // With no room at all the full chunk is offered anyway: the kBlocked it
     // gets is what arms kStreamWritable.
-    const uint64_t writable = connection->stream_writable_bytes(record->stream_id);
+    const uint64_t writable = endpoint_.stream_writable_bytes(record->handle, record->stream_id);
     if (writable != 0 && writable < length) length = static_cast<size_t>(writable);
     transmit::Chunk chunk =
         pool_.adopt(block.data() + record->response_sent % kSyntheticPeriod, length, nullptr,

@@ -116,6 +116,9 @@ class PerfServer final : public Application {
   void release(Record* record);
   ConnectionList& streams_of(endpoint::ConnectionHandle handle);
   // Reads what arrived; false if there was nothing (no bytes, no FIN).
+  // A stream with data: a request's header and upload, or a refused stream
+  // whose data is dropped.
+  void on_stream_readable(endpoint::ConnectionHandle handle, uint64_t stream_id);
   bool on_readable(Record* record);
   // Abandons the stream's send side (and receive side if unread) with
   // kPerfIncompleteRequest.

@@ -6,6 +6,7 @@
 #include <rte_lcore.h>
 
 #include <cstdio>
+#include <exception>
 #include <stdexcept>
 
 #include "dataplane/dpdk/eal.h"
@@ -19,6 +20,11 @@ struct LaunchArgument {
   DpdkShard* shard;
   const std::function<void(DpdkShard&)>* body;
 };
+
+int run_work(void* argument) {
+  (*static_cast<const std::function<void()>*>(argument))();
+  return 0;
+}
 
 int run_body(void* argument) {
   const auto* launch = static_cast<const LaunchArgument*>(argument);
@@ -102,7 +108,9 @@ DpdkShard& DpdkRuntime::add_shard(const endpoint::EndpointConfig& endpoint,
   config.tx_udp_checksum_offload = port_->capabilities().tx_udp_checksum;
   config.rx_checksum_offload = port_->capabilities().rx_checksum;
   config.drain_timeout = config_.drain_timeout;
-  shards_.push_back(std::make_unique<DpdkShard>(config, tls));
+  std::unique_ptr<DpdkShard> built;
+  run_on_worker(index, [&] { built = std::make_unique<DpdkShard>(config, tls); });
+  shards_.push_back(std::move(built));
   if (shards_.size() == workers_.size()) {
     std::vector<DpdkShard*> peers;
     std::vector<const ShardCounters*> counters;
@@ -114,6 +122,25 @@ DpdkShard& DpdkRuntime::add_shard(const endpoint::EndpointConfig& endpoint,
     set_telemetry_source(counters);
   }
   return *shards_.back();
+}
+
+void DpdkRuntime::run_on_worker(size_t index, const std::function<void()>& work) {
+  if (index >= workers_.size() || launched_) throw std::logic_error("DpdkRuntime::run_on_worker");
+  std::exception_ptr failure;
+  const std::function<void()> guarded = [&] {
+    try {
+      work();
+    } catch (...) {
+      failure = std::current_exception();
+    }
+  };
+  if (rte_eal_remote_launch(run_work, const_cast<std::function<void()>*>(&guarded),
+                            workers_[index]) != 0) {
+    throw std::runtime_error("rte_eal_remote_launch: lcore " + std::to_string(workers_[index]) +
+                             " is busy");
+  }
+  rte_eal_wait_lcore(workers_[index]);
+  if (failure) std::rethrow_exception(failure);
 }
 
 void DpdkRuntime::launch_each(std::function<void(DpdkShard&)> body) {

@@ -47,10 +47,15 @@ class DpdkRuntime {
   // port's MTU and mbufs).
   uint32_t max_udp_payload() const { return port_->capabilities().max_udp_payload; }
   // Creates the next shard (core id = its index) on its worker lcore's
-  // queue; `tls` must outlive the runtime. After the last one, steering
-  // peers and telemetry are set up.
+  // queue, built on that lcore so that its memory is local to it; `tls`
+  // must outlive the runtime. After the last one, steering peers and
+  // telemetry are set up.
   DpdkShard& add_shard(const endpoint::EndpointConfig& endpoint, crypto::TlsContext& tls);
   DpdkShard& shard(size_t i) { return *shards_[i]; }
+  // Runs `work` on shard `index`'s worker lcore and waits for it; an
+  // exception `work` throws is rethrown here. Start-up only: not once
+  // launch_each() has started the shards.
+  void run_on_worker(size_t index, const std::function<void()>& work);
 
   // Runs `body(shard)` on each shard's worker lcore (a server runs the
   // shard's loop there; a load generator drives its connections: an

@@ -284,7 +284,15 @@ bool DpdkShard::receive(Instant now) {
   for (uint16_t i = 0; i < count; ++i) handle_frame(now, rx_[i], true);
   stats_.rx_frames += count;
   flush_released();
-  return count != 0;
+  bool any = count != 0;
+  any |= drain_steered(now);
+  if (pending_count_ != 0) flush_pending(now);
+  // Resolve the gateway before the first datagram needs it, and again
+  // once its entry is stale (still used meanwhile: it is pinned).
+  for (const auto& gateway : {config_.interface.gateway4, config_.interface.gateway6}) {
+    if (gateway && !neighbours_.fresh(*gateway, now)) solicit(*gateway, now);
+  }
+  return any;
 }
 
 bool DpdkShard::drain_steered(Instant now) {
@@ -446,21 +454,29 @@ bool DpdkShard::transmit_round(Instant now) {
 }
 
 bool DpdkShard::transmit(Instant now) {
+  if (!rounds_started_) {
+    rounds_started_ = true;
+    datagrams_before_rounds_ = stats_.tx_datagrams;
+  }
   const uint64_t start = rte_rdtsc();
-  const uint64_t datagrams_before = stats_.tx_datagrams;
-  bool any = transmit_round(now);
-  if (core_.after_transmit(now)) any |= transmit_round(now);
+  const bool any = transmit_round(now);
+  round_cycles_ += rte_rdtsc() - start;
+  return any;
+}
+
+void DpdkShard::end_transmit() {
   const uint64_t flush_start = rte_rdtsc();
   flush_tx();
-  const uint64_t end = rte_rdtsc();
+  const uint64_t flush_cycles = rte_rdtsc() - flush_start;
   // Rounds that sent nothing (window full, pacing, idle) are poll-loop
   // cost, not send-path cost.
-  if (stats_.tx_datagrams != datagrams_before) {
-    stats_.flush_cycles += end - flush_start;
-    stats_.tx_cycles += end - start;
-    stats_.tx_cycle_datagrams += stats_.tx_datagrams - datagrams_before;
+  if (rounds_started_ && stats_.tx_datagrams != datagrams_before_rounds_) {
+    stats_.flush_cycles += flush_cycles;
+    stats_.tx_cycles += round_cycles_ + flush_cycles;
+    stats_.tx_cycle_datagrams += stats_.tx_datagrams - datagrams_before_rounds_;
   }
-  return any;
+  round_cycles_ = 0;
+  rounds_started_ = false;
 }
 
 void DpdkShard::publish_counters() {
@@ -488,35 +504,11 @@ void DpdkShard::publish_counters() {
   stats_.tx_dropped = tx_refused_;
 }
 
-bool DpdkShard::poll_once(Instant now) {
-  bool any = receive(now);
-  any |= drain_steered(now);
-  if (pending_count_ != 0) flush_pending(now);
-  // Resolve the gateway before the first datagram needs it, and again
-  // once its entry is stale (still used meanwhile: it is pinned).
-  for (const auto& gateway : {config_.interface.gateway4, config_.interface.gateway6}) {
-    if (gateway && !neighbours_.fresh(*gateway, now)) solicit(*gateway, now);
-  }
-  any |= core_.service(now);
-  any |= transmit(now);
-  // Idle spins need not publish what did not change (but do now and then:
-  // timers move the endpoint's figures too).
-  if (any || ++idle_iterations_ >= 1024) {
-    publish_counters();
-    idle_iterations_ = 0;
-  }
-  return any;
-}
+// A poll-mode core spins: the next packet may come any moment.
+void DpdkShard::idle(Instant) { rte_pause(); }
 
 void DpdkShard::run(const std::atomic<RunPhase>& phase) {
-  const TscClock clock;
-  for (Instant now = clock.now();
-       core_.keep_running(now, phase.load(std::memory_order_acquire), config_.drain_timeout);
-       now = clock.now()) {
-    if (!poll_once(now)) rte_pause();
-  }
-  core_.endpoint().reset_connections();
-  publish_counters();
+  core_.run(*this, phase, config_.drain_timeout);
 }
 
 }  // namespace dpquic::dataplane::dpdk

@@ -19,8 +19,9 @@
 //     AEAD seals straight into the mbuf) -> headers -> rte_eth_tx_burst.
 //
 // TX goes through an rte_eth_dev_tx_buffer that sends when 64 packets are
-// staged and is drained at the end of every transmit round (the point after
-// which the endpoint has nothing more to send until new input or a timer);
+// staged and is drained once an iteration's transmit rounds are done (the
+// point after which the endpoint has nothing more to send until new input
+// or a timer);
 // mbufs the queue does not take are freed and counted, never retried.
 //
 // Nothing allocates from the heap in the loop: mbufs come from the port's
@@ -133,7 +134,7 @@ class TscClock {
   double nanoseconds_per_cycle_;
 };
 
-class DpdkShard {
+class DpdkShard final : private ShardIo {
  public:
   // ARP/ND frames one shard handles from the wire: a neighbour re-resolves
   // us about once per reachable time (Linux: 15-45 s) and we each of ours
@@ -167,7 +168,7 @@ class DpdkShard {
   void set_application(Application* application) { core_.set_application(application); }
 
   // One iteration; true when it did any work.
-  bool poll_once(Instant now);
+  bool poll_once(Instant now) { return core_.poll_once(*this, now); }
   // Polls until the phase moves on, then drains (at most drain_timeout) or
   // stops (dataplane/shard/run_phase.h). Runs on the calling lcore, with `now` from the TSC
   // (invariant on the CPUs DPDK supports; a vDSO clock_gettime per spin
@@ -188,7 +189,6 @@ class DpdkShard {
 
  private:
   rte_ring* inbound_from(uint8_t producer) const { return inbound_[producer]; }
-  bool receive(Instant now);
   // Classifies one frame and consumes the mbuf (frees, answers or steers).
   // `may_steer` is off for frames another shard handed over.
   void handle_frame(Instant now, rte_mbuf* mbuf, bool may_steer);
@@ -202,7 +202,6 @@ class DpdkShard {
   // answer: dropped and counted malformed).
   void send_answer(rte_mbuf* mbuf, size_t length);
   bool drain_steered(Instant now);
-  bool transmit(Instant now);
   bool transmit_round(Instant now);
   bool refill_lent();
   void send_control(rte_mbuf* mbuf);
@@ -222,7 +221,14 @@ class DpdkShard {
   void release(rte_mbuf* mbuf);
   void flush_released();
   void flush_tx();
-  void publish_counters();
+
+  // ShardIo: the port's RX and TX queues, the steering rings, ARP/ND.
+  Instant now() override { return clock_.now(); }
+  bool receive(Instant now) override;
+  bool transmit(Instant now) override;
+  void end_transmit() override;
+  void publish_counters() override;
+  void idle(Instant deadline) override;
 
   DpdkShardConfig config_;
   ShardCore core_;
@@ -241,7 +247,13 @@ class DpdkShard {
   size_t lent_count_ = 0;
   size_t lend_capacity_ = 0;
   uint16_t ipv4_id_ = 0;
-  uint32_t idle_iterations_ = 0;  // since counters were last published
+  // Send-path cycles of this iteration's transmit rounds, counted in
+  // DpdkShardStats only when the rounds sent something; tx_datagrams before
+  // the first.
+  uint64_t round_cycles_ = 0;
+  uint64_t datagrams_before_rounds_ = 0;
+  bool rounds_started_ = false;
+  TscClock clock_;
   // Datagrams waiting for their next hop's MAC (a client's first flight, a
   // peer reached through a gateway not yet resolved), sent when ARP/ND
   // answers, dropped after NeighbourCache::kResolveTimeout.

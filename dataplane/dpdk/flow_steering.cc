@@ -102,6 +102,56 @@ std::string describe(const char* call, Family family, uint16_t queue, uint16_t p
 
 }  // namespace
 
+namespace {
+
+using CoreRules = std::vector<std::unique_ptr<CoreRule>>;
+
+// Every rule is checked before any is created; "" when all would be taken.
+std::string validate_rules(uint16_t port_id, uint16_t queues, const CoreRules& rules) {
+  for (size_t index = 0; index < rules.size(); ++index) {
+    const CoreRule& rule = *rules[index];
+    rte_flow_error error;
+    std::memset(&error, 0, sizeof(error));
+    const int validated =
+        rte_flow_validate(port_id, rule.attr(), rule.pattern(), rule.actions(), &error);
+    if (validated != 0) {
+      return describe("rte_flow_validate", kFamilies[index / queues],
+                      static_cast<uint16_t>(index % queues), port_id, validated, error);
+    }
+  }
+  return "";
+}
+
+// All or nothing: a partial rule set would send some shards' packets by
+// rule and others by RSS. "" when every rule was created.
+std::string create_rules(uint16_t port_id, uint16_t queues, const CoreRules& rules,
+                         size_t& created_count) {
+  std::vector<rte_flow*> created;
+  created.reserve(rules.size());
+  for (const auto& rule : rules) {
+    rte_flow_error error;
+    std::memset(&error, 0, sizeof(error));
+    rte_flow* flow =
+        rte_flow_create(port_id, rule->attr(), rule->pattern(), rule->actions(), &error);
+    if (flow == nullptr) {
+      const size_t index = created.size();
+      std::string reason =
+          describe("rte_flow_create", kFamilies[index / queues],
+                   static_cast<uint16_t>(index % queues), port_id, -rte_errno, error);
+      for (rte_flow* made : created) {
+        rte_flow_error ignored;
+        rte_flow_destroy(port_id, made, &ignored);
+      }
+      return reason;
+    }
+    created.push_back(flow);
+  }
+  created_count = created.size();
+  return "";
+}
+
+}  // namespace
+
 FlowSteeringResult install_cid_steering(uint16_t port_id, uint16_t queues, uint16_t udp_port,
                                         const conn::CidLayout& layout) {
   FlowSteeringResult result;
@@ -121,9 +171,8 @@ FlowSteeringResult install_cid_steering(uint16_t port_id, uint16_t queues, uint1
   }
   // UDP payload: header byte, DCID first octet, server ID, core byte.
   const size_t core_offset = 1 + 1 + layout.server_id.size();
-
   // Rules are built in place (they hold pointers into themselves).
-  std::vector<std::unique_ptr<CoreRule>> rules;
+  CoreRules rules;
   rules.reserve(size_t{queues} * kFamilies.size());
   for (Family family : kFamilies) {
     for (uint16_t queue = 0; queue < queues; ++queue) {
@@ -131,43 +180,10 @@ FlowSteeringResult install_cid_steering(uint16_t port_id, uint16_t queues, uint1
                                                  static_cast<uint8_t>(queue), queue));
     }
   }
-
-  for (const auto& rule : rules) {
-    rte_flow_error error;
-    std::memset(&error, 0, sizeof(error));
-    const int validated =
-        rte_flow_validate(port_id, rule->attr(), rule->pattern(), rule->actions(), &error);
-    if (validated != 0) {
-      const size_t index = static_cast<size_t>(&rule - rules.data());
-      result.reason = describe("rte_flow_validate", kFamilies[index / queues],
-                               static_cast<uint16_t>(index % queues), port_id, validated, error);
-      return result;
-    }
-  }
-
-  std::vector<rte_flow*> created;
-  created.reserve(rules.size());
-  for (const auto& rule : rules) {
-    rte_flow_error error;
-    std::memset(&error, 0, sizeof(error));
-    rte_flow* flow =
-        rte_flow_create(port_id, rule->attr(), rule->pattern(), rule->actions(), &error);
-    if (flow == nullptr) {
-      const size_t index = created.size();
-      result.reason = describe("rte_flow_create", kFamilies[index / queues],
-                               static_cast<uint16_t>(index % queues), port_id, -rte_errno, error);
-      // All or nothing: a partial rule set would send some shards' packets
-      // by rule and others by RSS.
-      for (rte_flow* made : created) {
-        rte_flow_error ignored;
-        rte_flow_destroy(port_id, made, &ignored);
-      }
-      return result;
-    }
-    created.push_back(flow);
-  }
-  result.installed = true;
-  result.rules = created.size();
+  result.reason = validate_rules(port_id, queues, rules);
+  if (!result.reason.empty()) return result;
+  result.reason = create_rules(port_id, queues, rules, result.rules);
+  result.installed = result.reason.empty();
   return result;
 }
 

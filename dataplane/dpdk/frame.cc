@@ -302,6 +302,16 @@ ParsedFrame parse_neighbour_discovery(std::span<const uint8_t> frame, const rte_
   return classified(out, FrameKind::kNeighbourAdvertisement);
 }
 
+// Which of our addresses an IPv6 packet is for.
+Ipv6Destination ipv6_destination(const uint8_t* destination, const std::array<uint8_t, 16>& ours) {
+  if (std::memcmp(destination, ours.data(), 16) == 0) return Ipv6Destination::kOurs;
+  if (std::memcmp(destination, solicited_node(ours).data(), 16) == 0) {
+    return Ipv6Destination::kSolicitedNode;
+  }
+  if (std::memcmp(destination, kAllNodesGroup.data(), 16) == 0) return Ipv6Destination::kAllNodes;
+  return Ipv6Destination::kOther;
+}
+
 ParsedFrame parse_ipv6(std::span<const uint8_t> frame, const InterfaceAddresses& interface,
                        const ChecksumStatus& checksums, bool link_multicast, ParsedFrame& out) {
   out.l3_offset = kEthernetHeader;
@@ -313,15 +323,7 @@ ParsedFrame parse_ipv6(std::span<const uint8_t> frame, const InterfaceAddresses&
   if (payload_length > frame.size() - kIpv6L4Offset) return dropped(out, DropReason::kTruncated);
   if (!has_family(interface.ipv6, AddressFamily::kIpv6)) return dropped(out, DropReason::kNotForUs);
 
-  const std::array<uint8_t, 16>& ours = interface.ipv6->ip;
-  Ipv6Destination destination = Ipv6Destination::kOther;
-  if (std::memcmp(ip.dst_addr, ours.data(), 16) == 0) {
-    destination = Ipv6Destination::kOurs;
-  } else if (std::memcmp(ip.dst_addr, solicited_node(ours).data(), 16) == 0) {
-    destination = Ipv6Destination::kSolicitedNode;
-  } else if (std::memcmp(ip.dst_addr, kAllNodesGroup.data(), 16) == 0) {
-    destination = Ipv6Destination::kAllNodes;
-  }
+  const Ipv6Destination destination = ipv6_destination(ip.dst_addr, interface.ipv6->ip);
   if (destination == Ipv6Destination::kOther) return dropped(out, DropReason::kNotForUs);
   // Group-addressed frames are only for neighbour discovery; all else must
   // reach us unicast (replies swap the addresses).

@@ -54,7 +54,9 @@ uint32_t default_mbuf_count(const PortConfig& config) {
 
 uint16_t available_ports() { return rte_eth_dev_count_avail(); }
 
-Port::Port(const PortConfig& config) : config_(config) {
+namespace {
+
+void check_port_config(const PortConfig& config) {
   const uint16_t port_id = config.port_id;
   if (!rte_eth_dev_is_valid_port(port_id)) {
     throw std::runtime_error("no DPDK port " + std::to_string(port_id) + " (EAL found " +
@@ -68,125 +70,151 @@ Port::Port(const PortConfig& config) : config_(config) {
                              std::to_string(config.mempool_cache) + " exceeds DPDK's maximum " +
                              std::to_string(RTE_MEMPOOL_CACHE_MAX_SIZE));
   }
+}
 
+rte_eth_dev_info device_info(const PortConfig& config, PortCapabilities& capabilities) {
+  const uint16_t port_id = config.port_id;
+  rte_eth_dev_info info;
+  if (const int result = rte_eth_dev_info_get(port_id, &info); result != 0) {
+    throw_call_failed("rte_eth_dev_info_get", port_id, result);
+  }
+  capabilities.driver = info.driver_name != nullptr ? info.driver_name : "";
+  capabilities.max_rx_queues = info.max_rx_queues;
+  capabilities.max_tx_queues = info.max_tx_queues;
+  const uint16_t max_queues = std::min(info.max_rx_queues, info.max_tx_queues);
+  if (config.queues > max_queues) {
+    throw std::runtime_error(port_name(port_id) + " (" + capabilities.driver + ") has at most " +
+                             std::to_string(info.max_rx_queues) + " RX and " +
+                             std::to_string(info.max_tx_queues) + " TX queues, " +
+                             std::to_string(config.queues) + " asked for: use at most " +
+                             std::to_string(max_queues) + " worker lcores");
+  }
+  return info;
+}
+
+rte_mempool* create_pool(const PortConfig& config, int socket) {
+  const uint16_t data_room = mbuf_data_room(config);
+  const uint32_t mbufs = config.mbufs != 0 ? config.mbufs : default_mbuf_count(config);
+  const std::string pool_name = "dpq_mbufs_p" + std::to_string(config.port_id);
+  rte_mempool* pool =
+      rte_pktmbuf_pool_create(pool_name.c_str(), mbufs, config.mempool_cache, 0, data_room, socket);
+  if (pool != nullptr) return pool;
+  const int error = rte_errno;
+  std::string message = "cannot create the mbuf pool (" + std::to_string(mbufs) + " mbufs of " +
+                        std::to_string(data_room) + " bytes) for " + port_name(config.port_id) +
+                        ": ";
+  if (error == ENOMEM) {
+    message += "not enough memory: raise -m or reserve more hugepages";
+  } else {
+    message += std::string("rte_pktmbuf_pool_create: ") + rte_strerror(error);
+  }
+  throw std::runtime_error(message);
+}
+
+// RSS across the queues and the checksum offloads the device has.
+rte_eth_conf device_conf(const PortConfig& config, const rte_eth_dev_info& info,
+                         PortCapabilities& capabilities) {
+  rte_eth_conf conf;
+  std::memset(&conf, 0, sizeof(conf));
+  // RSS only spreads flows when there is somewhere to spread them.
+  const uint64_t rss_hf = (RTE_ETH_RSS_IP | RTE_ETH_RSS_UDP) & info.flow_type_rss_offloads;
+  if (config.queues > 1 && rss_hf != 0) {
+    conf.rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
+    conf.rx_adv_conf.rss_conf.rss_key = nullptr;  // the PMD's default key
+    conf.rx_adv_conf.rss_conf.rss_hf = rss_hf;
+    capabilities.rss = true;
+  }
+  const uint64_t rx_checksums = RTE_ETH_RX_OFFLOAD_IPV4_CKSUM | RTE_ETH_RX_OFFLOAD_UDP_CKSUM;
+  conf.rxmode.offloads = info.rx_offload_capa & rx_checksums;
+  capabilities.rx_checksum = conf.rxmode.offloads == rx_checksums;
+  capabilities.tx_ipv4_checksum = (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_IPV4_CKSUM) != 0;
+  capabilities.tx_udp_checksum = (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_UDP_CKSUM) != 0;
+  conf.txmode.offloads =
+      info.tx_offload_capa & (RTE_ETH_TX_OFFLOAD_IPV4_CKSUM | RTE_ETH_TX_OFFLOAD_UDP_CKSUM);
+  // Keep the current MTU through configure (0 would reset it to 1500).
+  uint16_t mtu = RTE_ETHER_MTU;
+  if (const int result = rte_eth_dev_get_mtu(config.port_id, &mtu); result != 0) {
+    throw_call_failed("rte_eth_dev_get_mtu", config.port_id, result);
+  }
+  conf.rxmode.mtu = mtu;
+  return conf;
+}
+
+// A larger MTU only when the payload asks for it, the device allows it and
+// a received frame still fits one mbuf; otherwise the MTU stays.
+void raise_mtu(const PortConfig& config, const rte_eth_dev_info& info, uint16_t mtu,
+               PortCapabilities& capabilities) {
+  const uint32_t frame_room = mbuf_data_room(config) - RTE_PKTMBUF_HEADROOM;
+  const uint64_t wanted_mtu =
+      std::min<uint64_t>(uint64_t{config.max_udp_payload} + kIpv6UdpOverhead,
+                         frame_room - RTE_ETHER_HDR_LEN - RTE_ETHER_CRC_LEN);
+  // ethdev's own frame overhead rule: what max_rx_pktlen adds to max_mtu,
+  // or Ethernet header + CRC when the device does not say.
+  const uint32_t frame_overhead = info.max_mtu != UINT16_MAX && info.max_rx_pktlen > info.max_mtu
+                                      ? info.max_rx_pktlen - info.max_mtu
+                                      : RTE_ETHER_HDR_LEN + RTE_ETHER_CRC_LEN;
+  if (wanted_mtu > mtu && wanted_mtu <= info.max_mtu &&
+      wanted_mtu + frame_overhead <= info.max_rx_pktlen &&
+      rte_eth_dev_set_mtu(config.port_id, static_cast<uint16_t>(wanted_mtu)) == 0) {
+    mtu = static_cast<uint16_t>(wanted_mtu);
+  }
+  capabilities.mtu = mtu;
+  capabilities.max_udp_payload =
+      std::min({uint32_t{mtu} > kIpv6UdpOverhead ? uint32_t{mtu} - kIpv6UdpOverhead : 0,
+                frame_room - static_cast<uint32_t>(kMaxUdpHeaderLength), config.max_udp_payload});
+}
+
+void setup_queues(const PortConfig& config, const rte_eth_dev_info& info, const rte_eth_conf& conf,
+                  int socket, rte_mempool* pool) {
+  const uint16_t port_id = config.port_id;
+  uint16_t rx_descriptors = config.rx_descriptors;
+  uint16_t tx_descriptors = config.tx_descriptors;
+  if (const int result =
+          rte_eth_dev_adjust_nb_rx_tx_desc(port_id, &rx_descriptors, &tx_descriptors);
+      result != 0) {
+    throw_call_failed("rte_eth_dev_adjust_nb_rx_tx_desc", port_id, result);
+  }
+  rte_eth_rxconf rxconf = info.default_rxconf;
+  rxconf.offloads = conf.rxmode.offloads;
+  rte_eth_txconf txconf = info.default_txconf;
+  txconf.offloads = conf.txmode.offloads;
+  for (uint16_t queue = 0; queue < config.queues; ++queue) {
+    if (const int result = rte_eth_rx_queue_setup(port_id, queue, rx_descriptors,
+                                                  static_cast<unsigned>(socket), &rxconf, pool);
+        result != 0) {
+      throw_call_failed("rte_eth_rx_queue_setup", port_id, result);
+    }
+    if (const int result = rte_eth_tx_queue_setup(port_id, queue, tx_descriptors,
+                                                  static_cast<unsigned>(socket), &txconf);
+        result != 0) {
+      throw_call_failed("rte_eth_tx_queue_setup", port_id, result);
+    }
+  }
+}
+
+}  // namespace
+
+Port::Port(const PortConfig& config) : config_(config) {
+  const uint16_t port_id = config.port_id;
+  check_port_config(config);
   try {
-    rte_eth_dev_info info;
-    if (const int result = rte_eth_dev_info_get(port_id, &info); result != 0) {
-      throw_call_failed("rte_eth_dev_info_get", port_id, result);
-    }
-    capabilities_.driver = info.driver_name != nullptr ? info.driver_name : "";
-    capabilities_.max_rx_queues = info.max_rx_queues;
-    capabilities_.max_tx_queues = info.max_tx_queues;
-    const uint16_t max_queues = std::min(info.max_rx_queues, info.max_tx_queues);
-    if (config.queues > max_queues) {
-      throw std::runtime_error(port_name(port_id) + " (" + capabilities_.driver + ") has at most " +
-                               std::to_string(info.max_rx_queues) + " RX and " +
-                               std::to_string(info.max_tx_queues) + " TX queues, " +
-                               std::to_string(config.queues) + " asked for: use at most " +
-                               std::to_string(max_queues) + " worker lcores");
-    }
-
+    const rte_eth_dev_info info = device_info(config, capabilities_);
     // The pool lives on the port's NUMA node (vdevs report none: any).
     int socket = rte_eth_dev_socket_id(port_id);
     if (socket < 0) socket = SOCKET_ID_ANY;
-    const uint16_t data_room = mbuf_data_room(config);
-    const uint32_t mbufs = config.mbufs != 0 ? config.mbufs : default_mbuf_count(config);
-    const std::string pool_name = "dpq_mbufs_p" + std::to_string(port_id);
-    pool_ = rte_pktmbuf_pool_create(pool_name.c_str(), mbufs, config.mempool_cache, 0, data_room,
-                                    socket);
-    if (pool_ == nullptr) {
-      const int error = rte_errno;
-      std::string message = "cannot create the mbuf pool (" + std::to_string(mbufs) + " mbufs of " +
-                            std::to_string(data_room) + " bytes) for " + port_name(port_id) + ": ";
-      if (error == ENOMEM) {
-        message += "not enough memory: raise -m or reserve more hugepages";
-      } else {
-        message += std::string("rte_pktmbuf_pool_create: ") + rte_strerror(error);
-      }
-      throw std::runtime_error(message);
-    }
-
-    rte_eth_conf conf;
-    std::memset(&conf, 0, sizeof(conf));
-    // RSS only spreads flows when there is somewhere to spread them.
-    const uint64_t rss_hf = (RTE_ETH_RSS_IP | RTE_ETH_RSS_UDP) & info.flow_type_rss_offloads;
-    if (config.queues > 1 && rss_hf != 0) {
-      conf.rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
-      conf.rx_adv_conf.rss_conf.rss_key = nullptr;  // the PMD's default key
-      conf.rx_adv_conf.rss_conf.rss_hf = rss_hf;
-      capabilities_.rss = true;
-    }
-    const uint64_t rx_checksums = RTE_ETH_RX_OFFLOAD_IPV4_CKSUM | RTE_ETH_RX_OFFLOAD_UDP_CKSUM;
-    conf.rxmode.offloads = info.rx_offload_capa & rx_checksums;
-    capabilities_.rx_checksum = conf.rxmode.offloads == rx_checksums;
-    capabilities_.tx_ipv4_checksum = (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_IPV4_CKSUM) != 0;
-    capabilities_.tx_udp_checksum = (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_UDP_CKSUM) != 0;
-    conf.txmode.offloads =
-        info.tx_offload_capa & (RTE_ETH_TX_OFFLOAD_IPV4_CKSUM | RTE_ETH_TX_OFFLOAD_UDP_CKSUM);
-
-    // Keep the current MTU through configure (0 would reset it to 1500).
-    uint16_t mtu = RTE_ETHER_MTU;
-    if (const int result = rte_eth_dev_get_mtu(port_id, &mtu); result != 0) {
-      throw_call_failed("rte_eth_dev_get_mtu", port_id, result);
-    }
-    conf.rxmode.mtu = mtu;
-
+    pool_ = create_pool(config, socket);
+    const rte_eth_conf conf = device_conf(config, info, capabilities_);
     if (const int result = rte_eth_dev_configure(port_id, config.queues, config.queues, &conf);
         result != 0) {
       throw_call_failed("rte_eth_dev_configure", port_id, result);
     }
     configured_ = true;
-
-    // A larger MTU only when the payload asks for it, the device allows it
-    // and a received frame still fits one mbuf; otherwise keep the MTU.
-    const uint32_t frame_room = data_room - RTE_PKTMBUF_HEADROOM;
-    const uint64_t wanted_mtu =
-        std::min<uint64_t>(uint64_t{config.max_udp_payload} + kIpv6UdpOverhead,
-                           frame_room - RTE_ETHER_HDR_LEN - RTE_ETHER_CRC_LEN);
-    // ethdev's own frame overhead rule: what max_rx_pktlen adds to max_mtu,
-    // or Ethernet header + CRC when the device does not say.
-    const uint32_t frame_overhead = info.max_mtu != UINT16_MAX && info.max_rx_pktlen > info.max_mtu
-                                        ? info.max_rx_pktlen - info.max_mtu
-                                        : RTE_ETHER_HDR_LEN + RTE_ETHER_CRC_LEN;
-    if (wanted_mtu > mtu && wanted_mtu <= info.max_mtu &&
-        wanted_mtu + frame_overhead <= info.max_rx_pktlen &&
-        rte_eth_dev_set_mtu(port_id, static_cast<uint16_t>(wanted_mtu)) == 0) {
-      mtu = static_cast<uint16_t>(wanted_mtu);
-    }
-    capabilities_.mtu = mtu;
-    capabilities_.max_udp_payload =
-        std::min({uint32_t{mtu} > kIpv6UdpOverhead ? uint32_t{mtu} - kIpv6UdpOverhead : 0,
-                  frame_room - static_cast<uint32_t>(kMaxUdpHeaderLength), config.max_udp_payload});
-
-    uint16_t rx_descriptors = config.rx_descriptors;
-    uint16_t tx_descriptors = config.tx_descriptors;
-    if (const int result =
-            rte_eth_dev_adjust_nb_rx_tx_desc(port_id, &rx_descriptors, &tx_descriptors);
-        result != 0) {
-      throw_call_failed("rte_eth_dev_adjust_nb_rx_tx_desc", port_id, result);
-    }
-    rte_eth_rxconf rxconf = info.default_rxconf;
-    rxconf.offloads = conf.rxmode.offloads;
-    rte_eth_txconf txconf = info.default_txconf;
-    txconf.offloads = conf.txmode.offloads;
-    for (uint16_t queue = 0; queue < config.queues; ++queue) {
-      if (const int result = rte_eth_rx_queue_setup(port_id, queue, rx_descriptors,
-                                                    static_cast<unsigned>(socket), &rxconf, pool_);
-          result != 0) {
-        throw_call_failed("rte_eth_rx_queue_setup", port_id, result);
-      }
-      if (const int result = rte_eth_tx_queue_setup(port_id, queue, tx_descriptors,
-                                                    static_cast<unsigned>(socket), &txconf);
-          result != 0) {
-        throw_call_failed("rte_eth_tx_queue_setup", port_id, result);
-      }
-    }
-
+    raise_mtu(config, info, conf.rxmode.mtu, capabilities_);
+    setup_queues(config, info, conf, socket, pool_);
     if (const int result = rte_eth_dev_start(port_id); result != 0) {
       throw_call_failed("rte_eth_dev_start", port_id, result);
     }
     started_ = true;
-
     rte_ether_addr mac;
     if (const int result = rte_eth_macaddr_get(port_id, &mac); result != 0) {
       throw_call_failed("rte_eth_macaddr_get", port_id, result);

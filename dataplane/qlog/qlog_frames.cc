@@ -14,6 +14,9 @@ std::string_view bytes_as_text(std::span<const uint8_t> bytes) {
   return {reinterpret_cast<const char*>(bytes.data()), bytes.size()};
 }
 
+// One case per frame type, each writing qlog's fields for it (the QUIC
+// event definitions, draft-ietf-quic-qlog-quic-events): long for that
+// reason alone.
 void write_frame(JsonWriter& json, const wire::Frame& frame, uint64_t ack_delay_exponent) {
   json.begin_object();
   switch (frame.type) {

@@ -1,7 +1,5 @@
 #include "dataplane/shard/shard.h"
 
-#include <pthread.h>
-#include <sched.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <time.h>
@@ -12,6 +10,8 @@
 #include <cstring>
 #include <stdexcept>
 #include <string>
+
+#include "dataplane/shard/on_cpu.h"
 
 namespace dpquic::dataplane {
 
@@ -254,17 +254,10 @@ void Shard::publish_counters() {
   counters_.half_open_dropped.store(stats.half_open_evicted + stats.half_open_expired, kRelaxed);
 }
 
-bool Shard::poll_once(Instant now) {
+bool Shard::receive(Instant now) {
   bool any = false;
   for (auto& socket : sockets_) any |= receive_socket(now, *socket);
   any |= drain_steered(now);
-  any |= core_.service(now);
-  any |= transmit(now);
-  if (core_.after_transmit(now)) {
-    any = true;
-    transmit(now);
-  }
-  publish_counters();
   return any;
 }
 
@@ -306,19 +299,8 @@ void Shard::wait(Instant limit) {
 void Shard::close_all(Instant now) { core_.close_all(now); }
 
 void Shard::run(const std::atomic<RunPhase>& phase) {
-  if (config_.cpu >= 0) {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(config_.cpu, &set);
-    pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
-  }
-  for (Instant now = monotonic_now();
-       core_.keep_running(now, phase.load(std::memory_order_acquire), config_.drain_timeout);
-       now = monotonic_now()) {
-    if (!poll_once(now)) wait(now + (core_.serving() ? 100 : 10) * kMillisecond);
-  }
-  core_.endpoint().reset_connections();
-  publish_counters();
+  if (config_.cpu >= 0) pin_current_thread(config_.cpu);
+  core_.run(*this, phase, config_.drain_timeout);
 }
 
 }  // namespace dpquic::dataplane

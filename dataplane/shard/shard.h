@@ -65,7 +65,7 @@ struct SteeredDatagram {
   uint8_t bytes[kMaxBytes];
 };
 
-class Shard {
+class Shard final : private ShardIo {
  public:
   // Opens the sockets (throws std::runtime_error naming the address on
   // failure) and creates the endpoint. `tls` must outlive the shard.
@@ -85,7 +85,7 @@ class Shard {
 
   // One iteration without sleeping; true when it did any work. For drivers
   // that interleave their own logic (clients, tests).
-  bool poll_once(Instant now);
+  bool poll_once(Instant now) { return core_.poll_once(*this, now); }
   // Sleeps until input arrives, the endpoint's next deadline, or `limit`.
   void wait(Instant limit);
   // Wakes the shard from wait() (any thread).
@@ -109,9 +109,14 @@ class Shard {
   bool steer(uint8_t owner, const conn::PathAddresses& path, transmit::EcnCodepoint ecn,
              std::span<const uint8_t> bytes);
   bool drain_steered(Instant now);
-  bool transmit(Instant now);
   UdpSocket* socket_for(const conn::SocketAddress& local);
-  void publish_counters();
+
+  // ShardIo: sockets (recvmmsg with GRO, sendmsg with GSO) and epoll.
+  Instant now() override { return monotonic_now(); }
+  bool receive(Instant now) override;
+  bool transmit(Instant now) override;
+  void publish_counters() override;
+  void idle(Instant deadline) override { wait(deadline); }
 
   ShardConfig config_;
   ShardCore core_;

@@ -52,6 +52,34 @@ bool ShardCore::dispatch_events(Instant now) {
   return any;
 }
 
+bool ShardCore::poll_once(ShardIo& io, Instant now) {
+  bool any = io.receive(now);
+  any |= service(now);
+  any |= io.transmit(now);
+  if (after_transmit(now)) {
+    any = true;
+    io.transmit(now);
+  }
+  io.end_transmit();
+  if (any || now >= next_publish_) {
+    io.publish_counters();
+    next_publish_ = now + kPublishInterval;
+  }
+  return any;
+}
+
+void ShardCore::run(ShardIo& io, const std::atomic<RunPhase>& phase, Duration drain_timeout) {
+  for (Instant now = io.now();
+       keep_running(now, phase.load(std::memory_order_acquire), drain_timeout); now = io.now()) {
+    if (poll_once(io, now)) continue;
+    // While stopping, the drain's progress is checked at least every 10 ms.
+    const Duration longest = (serving() ? 100 : 10) * kMillisecond;
+    io.idle(std::min(next_deadline(now), now + longest));
+  }
+  endpoint_->reset_connections();
+  io.publish_counters();
+}
+
 bool ShardCore::service(Instant now) {
   bool any = false;
   if (endpoint_->poll_timeout() <= now) {
@@ -112,7 +140,7 @@ void ShardCore::close_all(Instant now) {
   if (application_ != nullptr) application_->shutdown(now);
   for (size_t handle = 0; handle < config_.max_connections; ++handle) {
     const auto h = static_cast<endpoint::ConnectionHandle>(handle);
-    if (endpoint_->connection(h) != nullptr) endpoint_->close(now, h, 0, "server stopping");
+    if (endpoint_->exists(h)) endpoint_->close(now, h, 0, "server stopping");
   }
 }
 

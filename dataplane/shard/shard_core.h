@@ -1,17 +1,13 @@
 #pragma once
 // What every shard runs whatever its I/O: the core's ipsec-mb manager and
-// endpoint, the application on top, and the endpoint's drain order between
-// input and output. The kernel-UDP shard (shard.h) and the DPDK shard
-// (dataplane/dpdk/dpdk_shard.h) differ only in how datagrams come in and go
-// out; both drive this the same way:
-//
-//   for each received datagram: owner_of() -> this core: endpoint().handle_datagram,
-//                                             another: hand it to that shard;
-//   service(now);                    timers, events -> application, pump;
-//   transmit via endpoint().poll_transmit;
-//   if (after_transmit(now)) transmit again;
-//   sleep or spin until next_deadline(now).
+// endpoint, the application on top, and the loop (poll_once, run) in the
+// endpoint's drain order between input and output. The kernel-UDP shard
+// (shard.h) and the DPDK shard (dataplane/dpdk/dpdk_shard.h) differ only in
+// how datagrams come in and go out: their ShardIo (shard_io.h). Each
+// received datagram goes to foreign_owner(): this core's endpoint takes it,
+// or it is handed to the shard that owns it.
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -21,6 +17,7 @@
 #include "crypto/tls_context.h"
 #include "dataplane/app/application.h"
 #include "dataplane/shard/run_phase.h"
+#include "dataplane/shard/shard_io.h"
 #include "quic/endpoint/endpoint.h"
 
 namespace dpquic::dataplane {
@@ -48,6 +45,15 @@ class ShardCore {
   // its first packet names it (RFC 9000 §5.2; QUIC-LB core byte). nullopt:
   // this shard handles it (its own, unroutable, or a new client-chosen DCID).
   std::optional<uint8_t> foreign_owner(std::span<const uint8_t> datagram) const;
+
+  // One iteration of the loop over `io` (shard_io.h), without waiting; true
+  // when it did any work.
+  bool poll_once(ShardIo& io, Instant now);
+  // The loop: iterations, idling when nothing happened, until
+  // keep_running() says stop; then every connection is dropped.
+  void run(ShardIo& io, const std::atomic<RunPhase>& phase, Duration drain_timeout);
+  // Counters are published when anything happened, and at least this often.
+  static constexpr Duration kPublishInterval = 100 * kMillisecond;
 
   // Timers when due, then events to the application, then its pump. True
   // when anything happened.
@@ -93,6 +99,7 @@ class ShardCore {
   Stage stage_ = Stage::kServing;
   Instant stage_end_ = kNever;
   Instant next_sweep_ = 0;
+  Instant next_publish_ = 0;
   size_t open_at_sweep_ = SIZE_MAX;  // connections still open at the last sweep
   crypto::MbManager mb_;
   std::unique_ptr<endpoint::Endpoint> endpoint_;

@@ -16,6 +16,7 @@
 #include <utility>
 
 #include "dataplane/udp/socket_address_conv.h"
+#include "quic/transmit/gso_split.h"
 
 namespace dpquic::dataplane {
 namespace {
@@ -126,46 +127,7 @@ UdpSocket::UdpSocket(const UdpSocketOptions& options) : local_(options.bind) {
   fd_ = socket(ipv6_ ? AF_INET6 : AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_UDP);
   if (fd_ < 0) fail("cannot open a UDP socket for", bind_address, errno);
   try {
-    if (options.reuse_port && !set_int_option(fd_, SOL_SOCKET, SO_REUSEPORT, 1)) {
-      fail("cannot set SO_REUSEPORT on", bind_address, errno);
-    }
-    if (ipv6_) {
-      if (!set_int_option(fd_, IPPROTO_IPV6, IPV6_V6ONLY, 1)) {
-        fail("cannot set IPV6_V6ONLY on", bind_address, errno);
-      }
-      if (!set_int_option(fd_, IPPROTO_IPV6, IPV6_RECVPKTINFO, 1)) {
-        fail("cannot set IPV6_RECVPKTINFO on", bind_address, errno);
-      }
-      if (!set_int_option(fd_, IPPROTO_IPV6, IPV6_RECVTCLASS, 1)) {
-        fail("cannot set IPV6_RECVTCLASS on", bind_address, errno);
-      }
-      // QUIC datagrams must not be fragmented (RFC 9000 §14): never
-      // fragment locally, and do not follow a cached path MTU down.
-      set_int_option(fd_, IPPROTO_IPV6, IPV6_MTU_DISCOVER, IPV6_PMTUDISC_PROBE);
-    } else {
-      if (!set_int_option(fd_, IPPROTO_IP, IP_PKTINFO, 1)) {
-        fail("cannot set IP_PKTINFO on", bind_address, errno);
-      }
-      if (!set_int_option(fd_, IPPROTO_IP, IP_RECVTOS, 1)) {
-        fail("cannot set IP_RECVTOS on", bind_address, errno);
-      }
-      // Sets DF on every datagram (RFC 9000 §14) without PMTU caching.
-      set_int_option(fd_, IPPROTO_IP, IP_MTU_DISCOVER, IP_PMTUDISC_PROBE);
-    }
-    // Kernels without UDP GRO/GSO refuse the options: run without them.
-    gro_ = options.gro && set_int_option(fd_, SOL_UDP, UDP_GRO, 1);
-    gso_ = options.gso && set_int_option(fd_, SOL_UDP, UDP_SEGMENT, 0);
-
-    // The *FORCE variants pass net.core.[rw]mem_max but need CAP_NET_ADMIN.
-    if (!set_int_option(fd_, SOL_SOCKET, SO_RCVBUFFORCE, options.receive_buffer_bytes)) {
-      set_int_option(fd_, SOL_SOCKET, SO_RCVBUF, options.receive_buffer_bytes);
-    }
-    if (!set_int_option(fd_, SOL_SOCKET, SO_SNDBUFFORCE, options.send_buffer_bytes)) {
-      set_int_option(fd_, SOL_SOCKET, SO_SNDBUF, options.send_buffer_bytes);
-    }
-    receive_buffer_bytes_ = get_int_option(fd_, SOL_SOCKET, SO_RCVBUF);
-    send_buffer_bytes_ = get_int_option(fd_, SOL_SOCKET, SO_SNDBUF);
-
+    set_options(options);
     sockaddr_storage storage{};
     socklen_t length = 0;
     to_sockaddr(bind_address, storage, length);
@@ -182,6 +144,41 @@ UdpSocket::UdpSocket(const UdpSocketOptions& options) : local_(options.bind) {
     close_fd();
     throw;
   }
+}
+
+void UdpSocket::set_options(const UdpSocketOptions& options) {
+  const conn::SocketAddress& bind_address = options.bind;
+  auto require = [&](int level, int name, const char* label) {
+    if (set_int_option(fd_, level, name, 1)) return;
+    const int error = errno;
+    fail((std::string("cannot set ") + label + " on").c_str(), bind_address, error);
+  };
+  if (options.reuse_port) require(SOL_SOCKET, SO_REUSEPORT, "SO_REUSEPORT");
+  if (ipv6_) {
+    require(IPPROTO_IPV6, IPV6_V6ONLY, "IPV6_V6ONLY");
+    require(IPPROTO_IPV6, IPV6_RECVPKTINFO, "IPV6_RECVPKTINFO");
+    require(IPPROTO_IPV6, IPV6_RECVTCLASS, "IPV6_RECVTCLASS");
+    // QUIC datagrams must not be fragmented (RFC 9000 §14): never fragment
+    // locally, and do not follow a cached path MTU down.
+    set_int_option(fd_, IPPROTO_IPV6, IPV6_MTU_DISCOVER, IPV6_PMTUDISC_PROBE);
+  } else {
+    require(IPPROTO_IP, IP_PKTINFO, "IP_PKTINFO");
+    require(IPPROTO_IP, IP_RECVTOS, "IP_RECVTOS");
+    // Sets DF on every datagram (RFC 9000 §14) without PMTU caching.
+    set_int_option(fd_, IPPROTO_IP, IP_MTU_DISCOVER, IP_PMTUDISC_PROBE);
+  }
+  // Kernels without UDP GRO/GSO refuse the options: run without them.
+  gro_ = options.gro && set_int_option(fd_, SOL_UDP, UDP_GRO, 1);
+  gso_ = options.gso && set_int_option(fd_, SOL_UDP, UDP_SEGMENT, 0);
+  // The *FORCE variants pass net.core.[rw]mem_max but need CAP_NET_ADMIN.
+  if (!set_int_option(fd_, SOL_SOCKET, SO_RCVBUFFORCE, options.receive_buffer_bytes)) {
+    set_int_option(fd_, SOL_SOCKET, SO_RCVBUF, options.receive_buffer_bytes);
+  }
+  if (!set_int_option(fd_, SOL_SOCKET, SO_SNDBUFFORCE, options.send_buffer_bytes)) {
+    set_int_option(fd_, SOL_SOCKET, SO_SNDBUF, options.send_buffer_bytes);
+  }
+  receive_buffer_bytes_ = get_int_option(fd_, SOL_SOCKET, SO_RCVBUF);
+  send_buffer_bytes_ = get_int_option(fd_, SOL_SOCKET, SO_SNDBUF);
 }
 
 UdpSocket::~UdpSocket() { close_fd(); }
@@ -254,28 +251,8 @@ size_t UdpSocket::receive(std::span<ReceivedDatagram> out) {
     Storage::Message& message = s.received[i];
     message.length = s.receive_messages[i].msg_len;
     message.truncated = (header.msg_flags & MSG_TRUNC) != 0;
-    message.segment_size = 0;
-    message.ecn = transmit::EcnCodepoint::kNotEct;
-    message.path.local = local_;
     message.path.remote = from_sockaddr(static_cast<const sockaddr*>(header.msg_name));
-    for (cmsghdr* cmsg = CMSG_FIRSTHDR(&header); cmsg != nullptr;
-         cmsg = CMSG_NXTHDR(const_cast<msghdr*>(&header), cmsg)) {
-      if (cmsg->cmsg_level == IPPROTO_IP && cmsg->cmsg_type == IP_PKTINFO) {
-        in_pktinfo info;
-        std::memcpy(&info, CMSG_DATA(cmsg), sizeof(info));
-        message.path.local = address_from_ip(&info.ipi_addr, false, local_.port);
-      } else if (cmsg->cmsg_level == IPPROTO_IPV6 && cmsg->cmsg_type == IPV6_PKTINFO) {
-        in6_pktinfo info;
-        std::memcpy(&info, CMSG_DATA(cmsg), sizeof(info));
-        message.path.local = address_from_ip(&info.ipi6_addr, true, local_.port);
-      } else if ((cmsg->cmsg_level == IPPROTO_IP && cmsg->cmsg_type == IP_TOS) ||
-                 (cmsg->cmsg_level == IPPROTO_IPV6 && cmsg->cmsg_type == IPV6_TCLASS)) {
-        message.ecn = static_cast<transmit::EcnCodepoint>(cmsg_int(cmsg) & 0b11);
-      } else if (cmsg->cmsg_level == SOL_UDP && cmsg->cmsg_type == UDP_GRO) {
-        const int stride = cmsg_int(cmsg);
-        if (stride > 0) message.segment_size = static_cast<size_t>(stride);
-      }
-    }
+    read_control(header, message.path.local, message.ecn, message.segment_size);
     if (message.truncated) {
       ++stats_.receive_truncated;
     } else if (message.segment_size != 0) {
@@ -288,6 +265,31 @@ size_t UdpSocket::receive(std::span<ReceivedDatagram> out) {
   return emit_pending(out);
 }
 
+void UdpSocket::read_control(const msghdr& header, conn::SocketAddress& local,
+                             transmit::EcnCodepoint& ecn, size_t& segment_size) const {
+  segment_size = 0;
+  ecn = transmit::EcnCodepoint::kNotEct;
+  local = local_;
+  for (cmsghdr* cmsg = CMSG_FIRSTHDR(&header); cmsg != nullptr;
+       cmsg = CMSG_NXTHDR(const_cast<msghdr*>(&header), cmsg)) {
+    if (cmsg->cmsg_level == IPPROTO_IP && cmsg->cmsg_type == IP_PKTINFO) {
+      in_pktinfo info;
+      std::memcpy(&info, CMSG_DATA(cmsg), sizeof(info));
+      local = address_from_ip(&info.ipi_addr, false, local_.port);
+    } else if (cmsg->cmsg_level == IPPROTO_IPV6 && cmsg->cmsg_type == IPV6_PKTINFO) {
+      in6_pktinfo info;
+      std::memcpy(&info, CMSG_DATA(cmsg), sizeof(info));
+      local = address_from_ip(&info.ipi6_addr, true, local_.port);
+    } else if ((cmsg->cmsg_level == IPPROTO_IP && cmsg->cmsg_type == IP_TOS) ||
+               (cmsg->cmsg_level == IPPROTO_IPV6 && cmsg->cmsg_type == IPV6_TCLASS)) {
+      ecn = static_cast<transmit::EcnCodepoint>(cmsg_int(cmsg) & 0b11);
+    } else if (cmsg->cmsg_level == SOL_UDP && cmsg->cmsg_type == UDP_GRO) {
+      const int stride = cmsg_int(cmsg);
+      if (stride > 0) segment_size = static_cast<size_t>(stride);
+    }
+  }
+}
+
 size_t UdpSocket::emit_pending(std::span<ReceivedDatagram> out) {
   Storage& s = *storage_;
   size_t count = 0;
@@ -298,10 +300,10 @@ size_t UdpSocket::emit_pending(std::span<ReceivedDatagram> out) {
       continue;
     }
     uint8_t* data = static_cast<uint8_t*>(s.receive_iovecs[s.next_message].iov_base);
-    // A plain datagram is one segment of its own length (possibly 0).
-    const size_t stride = message.segment_size != 0 ? message.segment_size : message.length;
+    // A plain datagram (segment size 0) is one of its own length, possibly 0.
     do {
-      const size_t size = std::min(stride, message.length - s.next_offset);
+      const size_t size =
+          transmit::gso_segment_length(message.length, message.segment_size, s.next_offset);
       ReceivedDatagram& datagram = out[count++];
       datagram.path = message.path;
       datagram.ecn = message.ecn;

@@ -17,6 +17,8 @@
 #include "quic/conn/socket_address.h"
 #include "quic/transmit/burst.h"
 
+struct msghdr;  // <sys/socket.h>
+
 namespace dpquic::dataplane {
 
 struct UdpSocketOptions {
@@ -146,6 +148,14 @@ class UdpSocket {
   SendOutcome send_each(const transmit::BurstDescriptor& burst, std::span<uint8_t* const> datagrams,
                         size_t first, size_t count);
   size_t emit_pending(std::span<ReceivedDatagram> out);
+  // The socket options: the required ones throw std::runtime_error naming
+  // the address; GRO, GSO and large buffers are taken where the kernel
+  // gives them.
+  void set_options(const UdpSocketOptions& options);
+  // A received message's ancillary data: the local address it came to, its
+  // ECN codepoint and its GRO segment size (0: a plain datagram).
+  void read_control(const msghdr& header, conn::SocketAddress& local, transmit::EcnCodepoint& ecn,
+                    size_t& segment_size) const;
   void close_fd();
 
   int fd_ = -1;

@@ -54,11 +54,11 @@ Connection::Connection(CoreContext& core, const ConnectionConfig& config, wire::
       stream_limits_(role, config.transport.initial_max_streams_bidi,
                      config.transport.initial_max_streams_uni) {
   for (Space& s : spaces_) s.crypto_receive = std::make_unique<ReceiveBuffer>(*core.blocks);
-  events_.resize(kInitialEventCapacity);
-  datagrams_in_.resize(config.transport.max_datagram_frame_size != 0
-                           ? std::max<size_t>(config.datagram_receive_queue, 1)
-                           : 0);
-  datagrams_out_.resize(config.transport.max_datagram_frame_size != 0 ? 16 : 0);
+  events_.reset(kInitialEventCapacity);
+  datagrams_in_.reset(config.transport.max_datagram_frame_size != 0
+                          ? std::max<size_t>(config.datagram_receive_queue, 1)
+                          : 0);
+  datagrams_out_.reset(config.transport.max_datagram_frame_size != 0 ? 16 : 0);
 }
 
 Connection::~Connection() { local_cids_.unregister_all(); }
@@ -66,7 +66,6 @@ Connection::~Connection() { local_cids_.unregister_all(); }
 void Connection::init_common(Instant now, const PathAddresses& path) {
   now_ = now;
   active_path_ = paths_.add_initial(path, role_ == wire::Role::kClient);
-  burst_path_ = active_path_;
   path_mtu_.reset(
       std::max<size_t>(config_.base_datagram_size, wire::kMinInitialDatagramSize),
       path.remote.family == AddressFamily::kIpv6 ? PathMtu::kIpv6Overhead : PathMtu::kIpv4Overhead);
@@ -276,12 +275,12 @@ void Connection::on_zero_rtt_rejected(Instant now) {
     free_stream_slots_.push_back(slot->slot);
   }
   send_queue_.clear();
-  while (!control_queue_.empty()) control_queue_.pop();
+  control_queue_.clear();
   stream_count_ = 0;
   stream_limits_ = StreamLimits(role_, config_.transport.initial_max_streams_bidi,
                                 config_.transport.initial_max_streams_uni);
   send_credit_ = SendCredit();
-  datagrams_out_head_ = datagrams_out_count_ = 0;
+  datagrams_out_.clear();
   ConnectionEvent event;
   event.type = ConnectionEventType::kZeroRttRejected;
   push_event(event);
@@ -291,7 +290,6 @@ bool Connection::apply_peer_parameters(Instant now) {
   peer_params_applied_ = true;
   const wire::Role peer_role =
       role_ == wire::Role::kServer ? wire::Role::kClient : wire::Role::kServer;
-  const wire::TransportParameters remembered = peer_params_;
   wire::TransportParameters params;
   if (wire::decode_transport_parameters(tls_->peer_transport_parameters(), peer_role, params) !=
       wire::WireError::kOk) {
@@ -301,22 +299,28 @@ bool Connection::apply_peer_parameters(Instant now) {
                   false, 0);
     return false;
   }
-  HandshakeCids cids{peer_initial_scid_, original_dcid_, retry_scid_};
-  if (TransportError error = check_peer_transport_parameters(params, role_, cids)) {
+  if (TransportError error = validate_peer_parameters(params)) {
     enter_closing(now, error, false, 0);
     return false;
   }
+  peer_params_ = params;
+  zero_rtt_accepted_ = tls_->early_data_accepted();
+  if (tracer_) tracer_->on_parameters_set(now, false, params);
+  adopt_peer_parameters(now, params);
+  return true;
+}
+
+TransportError Connection::validate_peer_parameters(const wire::TransportParameters& params) {
+  HandshakeCids cids{peer_initial_scid_, original_dcid_, retry_scid_};
+  if (TransportError error = check_peer_transport_parameters(params, role_, cids)) return error;
   // RFC 9368 §4: the version information must confirm the version in use:
   // a client's the version of its first Initial (before any compatible
   // negotiation), a server's the negotiated one.
   const uint32_t expected_version = role_ == wire::Role::kServer ? original_version_ : version_;
   if (params.has(wire::TransportParameter::kVersionInformation) &&
       params.version_information.chosen_version != expected_version) {
-    enter_closing(now,
-                  transport_error(TransportErrorCode::kVersionNegotiationError,
-                                  "chosen version does not match"),
-                  false, 0);
-    return false;
+    return transport_error(TransportErrorCode::kVersionNegotiationError,
+                           "chosen version does not match");
   }
   // RFC 9368 §4: after acting on a Version Negotiation packet, the server's
   // Available Versions must lead us to the version in use, as if the server
@@ -324,22 +328,17 @@ bool Connection::apply_peer_parameters(Instant now) {
   // ruled out.
   if (role_ == wire::Role::kClient && version_negotiated_from_ != 0 &&
       !confirms_negotiated_version(params)) {
-    enter_closing(now,
-                  transport_error(TransportErrorCode::kVersionNegotiationError,
-                                  "version negotiation not confirmed by the server"),
-                  false, 0);
-    return false;
+    return transport_error(TransportErrorCode::kVersionNegotiationError,
+                           "version negotiation not confirmed by the server");
   }
+  // 0-RTT was sent under the remembered parameters (RFC 9000 §7.4.1).
   if (role_ == wire::Role::kClient && tls_->early_data_accepted()) {
-    if (TransportError error = check_zero_rtt_parameters(remembered, params)) {
-      enter_closing(now, error, false, 0);
-      return false;
-    }
+    return check_zero_rtt_parameters(peer_params_, params);
   }
-  peer_params_ = params;
-  zero_rtt_accepted_ = tls_->early_data_accepted();
-  if (tracer_) tracer_->on_parameters_set(now, false, params);
+  return {};
+}
 
+void Connection::adopt_peer_parameters(Instant now, const wire::TransportParameters& params) {
   // Idle timeout: the minimum of both, where 0 means none (RFC 9000 §10.1).
   const Duration peer_idle = params.max_idle_timeout_ms * kMillisecond;
   if (peer_idle != 0 && (idle_timeout_ == 0 || peer_idle < idle_timeout_)) {
@@ -358,16 +357,14 @@ bool Connection::apply_peer_parameters(Instant now) {
     slot->send->on_max_stream_data(limit);
   }
   local_cids_.on_peer_limit(params.active_connection_id_limit);
-  if (role_ == wire::Role::kClient) {
-    if (params.has(wire::TransportParameter::kStatelessResetToken)) {
-      peer_cids_.set_initial_reset_token(params.stateless_reset_token);
-    }
-    if (params.has(wire::TransportParameter::kPreferredAddress)) {
-      peer_cids_.add_preferred_address_cid(params.preferred_address.connection_id,
-                                           params.preferred_address.stateless_reset_token);
-    }
+  if (role_ != wire::Role::kClient) return;
+  if (params.has(wire::TransportParameter::kStatelessResetToken)) {
+    peer_cids_.set_initial_reset_token(params.stateless_reset_token);
   }
-  return true;
+  if (params.has(wire::TransportParameter::kPreferredAddress)) {
+    peer_cids_.add_preferred_address_cid(params.preferred_address.connection_id,
+                                         params.preferred_address.stateless_reset_token);
+  }
 }
 
 void Connection::on_handshake_complete(Instant now) {

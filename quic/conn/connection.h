@@ -43,12 +43,12 @@
 #include "quic/conn/receive_stream.h"
 #include "quic/conn/send_stream.h"
 #include "quic/conn/sent_frames.h"
-#include "quic/conn/slot_queue.h"
 #include "quic/conn/socket_address.h"
 #include "quic/conn/stream_id.h"
 #include "quic/conn/stream_limits.h"
 #include "quic/conn/stream_scheduler.h"
 #include "quic/conn/transport_error.h"
+#include "quic/fixed_ring.h"
 #include "quic/recovery/ack_tracker.h"
 #include "quic/recovery/congestion_controller.h"
 #include "quic/recovery/loss_detection.h"
@@ -145,9 +145,7 @@ enum class SendResult : uint8_t {
   kClosed,         // the connection is closing
 };
 
-class Connection final : public transmit::TransmitSource,
-                         private recovery::LossEvents,
-                         private crypto::ClientHelloHook {
+class Connection final : private recovery::LossEvents, private crypto::ClientHelloHook {
  public:
   Connection(CoreContext& core, const ConnectionConfig& config, wire::Role role,
              CidRegistry& registry);
@@ -283,14 +281,33 @@ class Connection final : public transmit::TransmitSource,
     RangeSet crypto_lost;
     RangeSet crypto_in_flight;
     bool discarded = false;
-    // Within one burst: an ACK was already written, probes written so far.
-    bool ack_in_burst = false;
-    size_t probes_in_burst = 0;
     // Packets sent since the last ack-eliciting one (see write_frames).
     uint32_t ack_only_run = 0;
     // Packets until a packet number is skipped (1-RTT; 0: draw an interval).
     uint32_t packets_until_skip = 0;
   };
+  // What shapes the one burst being built: poll_transmit makes it on its
+  // stack, every step that writes the burst takes it, and it is gone when
+  // poll_transmit returns, so nothing of one burst leaks into the next.
+  struct Burst {
+    Instant now = 0;
+    uint32_t path = 0;  // the path the burst goes on
+    // Only path validation frames: the congestion window is full, but
+    // validation must not wait for it (RFC 9000 §9.4).
+    bool path_frames_only = false;
+    size_t mtu_probe_size = 0;  // non-zero: a PMTU probe of this size
+    bool ecn_marked = false;    // its datagrams carry ECT
+    // Per packet number space: an ACK was written, probes written so far.
+    std::array<bool, 3> ack_written{};
+    std::array<size_t, 3> probes_written{};
+    // Packets written (core's pending_ array) and handed back as sent.
+    size_t pending_count = 0;
+    size_t pending_sent = 0;
+  };
+  // The TransmitSource a BurstBuilder fills one burst from: this connection
+  // seen through that burst's Burst (connection_transmit.cc).
+  class BurstSource;
+
   // connection.cc: set-up, TLS, transport parameters, events.
   void init_common(Instant now, const PathAddresses& path);
   bool set_local_parameters(const wire::TransportParameters& params);
@@ -299,6 +316,10 @@ class Connection final : public transmit::TransmitSource,
   void on_zero_rtt_rejected(Instant now);
   void on_handshake_confirmed(Instant now);
   bool apply_peer_parameters(Instant now);
+  // The peer's parameters against the handshake's CIDs, the version in use
+  // and, after 0-RTT, the remembered ones.
+  TransportError validate_peer_parameters(const wire::TransportParameters& params);
+  void adopt_peer_parameters(Instant now, const wire::TransportParameters& params);
   void discard_space(Instant now, wire::PacketNumberSpace space);
   // Server, from TLS at the ClientHello: compatible version negotiation
   // (RFC 9368 §4) picks the version before our parameters are written.
@@ -310,14 +331,72 @@ class Connection final : public transmit::TransmitSource,
   void push_stream_event(Stream& stream, ConnectionEventType type);
 
   // connection_receive.cc
-  void process_packet(Instant now, uint32_t path_id, transmit::EcnCodepoint ecn,
-                      std::span<uint8_t> packet, const wire::ParsedHeader& header,
+  // A packet whose header does not parse ends the datagram: `bytes` from it
+  // on are dropped.
+  void drop_unparsed(Instant now, size_t bytes);
+  // connection_recovery.cc: the loss detection timer fired (probes carry
+  // CRYPTO data and HANDSHAKE_DONE again); paths whose validation failed.
+  void on_loss_timer(Instant now);
+  void handle_path_timeouts(Instant now);
+  // The active path failed validation: back to a validated one, if any.
+  bool fall_back_to_validated_path(Instant now);
+
+  // The path a datagram from `path` came on (kUnknownPath: a new peer
+  // address), with its bytes counted for the anti-amplification limit.
+  uint32_t count_received_on_path(Instant now, const PathAddresses& path, size_t size);
+  // One received packet as the receive chain sees it: handle_datagram
+  // makes one per packet of a datagram on its stack and passes it down to
+  // the packet's frames.
+  struct Arrival {
+    Instant now = 0;
+    const PathAddresses& addresses;  // the datagram's
+    size_t datagram_size = 0;
+    transmit::EcnCodepoint ecn = transmit::EcnCodepoint::kNotEct;
+    // The path the datagram came on; kUnknownPath (a new peer address)
+    // until add_peer_path gives it one.
+    uint32_t path_id = 0;
+    std::span<const uint8_t> dcid;  // this packet's
+  };
+  static constexpr uint32_t kUnknownPath = UINT32_MAX;
+  // The receive chain of one packet: precheck_packet -> open_packet
+  // (protection removed, keys and key phase) -> learn_from_packet ->
+  // process_frames -> acknowledgment and paths (follow_peer_path).
+  void process_packet(Arrival& arrival, std::span<uint8_t> packet, const wire::ParsedHeader& header,
                       std::span<uint8_t> datagram);
-  TransportError process_frames(Instant now, uint32_t path_id, wire::PacketType type,
+  struct OpenedPacket {
+    wire::PacketNumberFields fields;
+    std::span<const uint8_t> payload;
+  };
+  void drop_packet(Instant now, const wire::ParsedHeader& header, size_t size,
+                   PacketDropReason reason);
+  // Why the packet is dropped before its protection is removed; nullopt
+  // when it is not.
+  std::optional<PacketDropReason> precheck_packet(uint32_t path_id,
+                                                  const wire::ParsedHeader& header,
+                                                  bool original_version) const;
+  // Removes header and packet protection, then the key phase's
+  // bookkeeping. False when the packet is gone: dropped and counted, or it
+  // closed the connection.
+  bool open_packet(Instant now, std::span<uint8_t> packet, const wire::ParsedHeader& header,
+                   bool original_version, std::span<uint8_t> datagram, OpenedPacket& opened);
+  // A packet that did not authenticate: a stateless reset, or counted
+  // towards the AEAD limit (RFC 9001 §6.6).
+  void on_open_failure(Instant now, const wire::ParsedHeader& header, size_t size,
+                       std::span<uint8_t> datagram);
+  bool after_packet_opened(Instant now, crypto::EncryptionLevel level,
+                           crypto::KeyGeneration generation, uint64_t packet_number);
+  // What the first packets teach: the version followed, the server's CID,
+  // the client's address validated.
+  void learn_from_packet(Instant now, uint32_t path_id, const wire::ParsedHeader& header,
+                         bool original_version);
+  // A 1-RTT packet's frames were processed: migration onto a new path, or
+  // back onto a known one (RFC 9000 §9.3).
+  void follow_peer_path(Instant now, uint32_t path_id, bool new_path, bool probing_only,
+                        uint64_t packet_number);
+  TransportError process_frames(const Arrival& arrival, wire::PacketType type,
                                 std::span<const uint8_t> payload, bool& ack_eliciting,
                                 bool& probing_only);
-  TransportError on_frame(Instant now, uint32_t path_id, wire::PacketType type,
-                          const wire::Frame& frame);
+  TransportError on_frame(const Arrival& arrival, wire::PacketType type, const wire::Frame& frame);
   TransportError on_crypto_frame(Instant now, crypto::EncryptionLevel level,
                                  const wire::CryptoFrame& frame);
   TransportError on_stream_frame(Instant now, const wire::StreamFrame& frame);
@@ -325,11 +404,16 @@ class Connection final : public transmit::TransmitSource,
   TransportError on_stop_sending(const wire::StopSendingFrame& frame);
   TransportError on_max_stream_data(const wire::StreamDataLimitFrame& frame);
   TransportError on_ack_frame(Instant now, wire::PacketNumberSpace space, const wire::Frame& frame);
+  void on_max_data(uint64_t maximum_data);
+  TransportError on_new_connection_id(const wire::NewConnectionIdFrame& frame);
+  void on_path_response(Instant now, const std::array<uint8_t, 8>& data);
+  TransportError on_new_token(const wire::NewTokenFrame& frame);
+  TransportError on_datagram_frame(const wire::DatagramFrame& frame);
   // Finds or (for the peer's ids) implicitly opens a stream.
   TransportError stream_for_frame(uint64_t id, bool needs_send, bool needs_receive,
                                   Stream*& stream);
   // Server: a path for the address of a datagram no path has, under validation.
-  uint32_t add_peer_path(Instant now);
+  uint32_t add_peer_path(const Arrival& arrival);
   void on_new_path(Instant now, uint32_t path_id, bool non_probing, uint64_t packet_number);
 
   // connection_paths.cc: each path's peer CID (RFC 9000 §9.5: never one CID
@@ -345,13 +429,23 @@ class Connection final : public transmit::TransmitSource,
   void set_active_path(uint32_t id);
   // PMTU discovery: the probe size to send now (0: none), and the burst
   // carrying it (PING and PADDING alone in one datagram, RFC 9000 §14.4).
-  size_t mtu_probe_due(Instant now, uint64_t cwnd, uint64_t in_flight) const;
-  transmit::BurstStatus send_mtu_probe(Instant now, transmit::BurstBuilder& builder,
+  size_t mtu_probe_due(const Burst& burst, uint64_t cwnd, uint64_t in_flight) const;
+  transmit::BurstStatus send_mtu_probe(Burst& burst, transmit::BurstBuilder& builder,
                                        const transmit::BurstBuffers& lent, size_t size,
                                        transmit::BurstDescriptor& out);
   // Runs `builder` once with the per-burst state reset around it, then
   // accounts the bytes sent on params.path_id (a sealing failure closes).
-  transmit::BurstStatus build_burst(Instant now, transmit::BurstBuilder& builder,
+  // The path this burst goes on: one owing PATH_CHALLENGE or PATH_RESPONSE
+  // that can carry them, else the active one.
+  uint32_t choose_burst_path() const;
+  // Datagram sizes for the burst: the peer's limit, PMTU discovery's
+  // ceiling and the path's confirmed size.
+  void size_segments(const Burst& burst, transmit::BurstBuffers& lent, uint64_t cwnd);
+  // The burst's budgets and datagram count; false when pacing holds it
+  // back (pacing_deadline_ says until when).
+  bool plan_burst(Burst& burst, const transmit::BurstBuffers& lent, uint64_t cwnd,
+                  uint64_t in_flight, transmit::BurstParams& params);
+  transmit::BurstStatus build_burst(Burst& burst, transmit::BurstBuilder& builder,
                                     const transmit::BurstBuffers& buffers,
                                     const transmit::BurstParams& params,
                                     transmit::BurstDescriptor& out);
@@ -371,19 +465,42 @@ class Connection final : public transmit::TransmitSource,
   std::span<const uint8_t> path_dcid(uint32_t id) const;
   bool detect_stateless_reset(std::span<const uint8_t> datagram);
 
-  // connection_transmit.cc: TransmitSource.
-  bool next_packet(crypto::EncryptionLevel level, const transmit::SendAllowance& allowance,
-                   transmit::PacketHeader& header) override;
-  transmit::PacketContents write_frames(crypto::EncryptionLevel level,
+  // connection_transmit.cc: what BurstSource asks of the connection.
+  bool next_packet(const Burst& burst, crypto::EncryptionLevel level,
+                   const transmit::SendAllowance& allowance, transmit::PacketHeader& header);
+  transmit::PacketContents write_frames(Burst& burst, crypto::EncryptionLevel level,
                                         transmit::PacketPayloadWriter& writer,
-                                        const transmit::SendAllowance& allowance) override;
-  void on_packet_sent(const transmit::SentPacketInfo& packet) override;
-  bool level_wants_to_send(crypto::EncryptionLevel level, bool ack_eliciting_allowed) const;
-  bool application_wants_to_send(bool ack_eliciting_allowed) const;
+                                        const transmit::SendAllowance& allowance);
+  bool write_ping(wire::ByteWriter& frames, transmit::PacketContents& contents);
+  void write_ack(Burst& burst, crypto::EncryptionLevel level, Space& sp, wire::ByteWriter& frames,
+                 PendingPacket& pending);
+  // What makes a packet ack-eliciting: path frames, CRYPTO, control and
+  // stream frames, or a PING when a probe carries nothing else.
+  void write_eliciting_frames(Burst& burst, crypto::EncryptionLevel level, Space& sp,
+                              transmit::PacketPayloadWriter& writer, bool probe,
+                              transmit::PacketContents& contents, PendingPacket& pending);
+  void write_path_frames(const Burst& burst, wire::ByteWriter& frames,
+                         transmit::PacketContents& contents, PendingPacket& pending);
+  // Padding, the packet's record for on_packet_sent, its number (and now
+  // and then a skipped one).
+  void finish_packet(Burst& burst, crypto::EncryptionLevel level, Space& sp,
+                     const wire::ByteWriter& frames, transmit::PacketContents& contents,
+                     PendingPacket& pending);
+  void on_packet_sent(Burst& burst, const transmit::SentPacketInfo& packet);
+  bool level_wants_to_send(const Burst& burst, crypto::EncryptionLevel level,
+                           bool ack_eliciting_allowed) const;
+  bool application_wants_to_send(const Burst& burst, bool ack_eliciting_allowed) const;
   void write_crypto_frames(crypto::EncryptionLevel level, transmit::PacketPayloadWriter& writer,
                            transmit::PacketContents& contents);
   void write_control_frames(transmit::PacketPayloadWriter& writer,
                             transmit::PacketContents& contents);
+  // Hands the sent packet to loss detection; false when it is not tracked
+  // (its space discarded, or the ring full, which closes the connection).
+  bool track_sent_packet(const Burst& burst, const transmit::SentPacketInfo& info,
+                         const PendingPacket& pending);
+  void write_new_token(wire::ByteWriter& frames);
+  // MAX_STREAMS and STREAMS_BLOCKED of one direction, when due.
+  void write_stream_limit_frames(wire::ByteWriter& frames, StreamDirection direction);
   void write_stream_frames(transmit::PacketPayloadWriter& writer,
                            transmit::PacketContents& contents);
   bool write_close_frame(crypto::EncryptionLevel level, wire::ByteWriter& writer);
@@ -467,14 +584,8 @@ class Connection final : public transmit::TransmitSource,
   // Paths.
   PathTable paths_;
   uint32_t active_path_ = 0;
-  uint32_t burst_path_ = 0;  // the path the burst being built is for
-  // This burst may carry only path validation frames: the congestion window
-  // is full, but validation must not wait for it (RFC 9000 §9.4).
-  bool path_frames_only_ = false;
   // PMTU discovery of the active path; restarts at the base on a new one.
   PathMtu path_mtu_;
-  // Non-zero while building a PMTU probe burst: the probe's size.
-  size_t mtu_probe_size_ = 0;
   bool peer_address_validated_ = false;  // server: the client's address
   uint64_t largest_non_probing_pn_ = 0;
 
@@ -495,13 +606,10 @@ class Connection final : public transmit::TransmitSource,
     bool contains(uint64_t packet_number) const;
   };
   std::array<MarkedRanges, 3> ecn_marked_;
-  bool burst_ecn_marked_ = false;
   std::array<Space, 3> spaces_;
   SentFrameLog sent_frames_;
   PendingPackets& pending_;  // the core's (connection_config.h)
-  size_t pending_count_ = 0;
-  size_t pending_sent_ = 0;
-  Instant now_ = 0;  // during poll_transmit
+  Instant now_ = 0;          // during poll_transmit
 
   // Flow control and streams.
   ReceiveWindow receive_window_;
@@ -520,7 +628,7 @@ class Connection final : public transmit::TransmitSource,
   // control frames (MAX_STREAM_DATA, STOP_SENDING, RESET_STREAM,
   // STREAM_DATA_BLOCKED), which go first whatever their priority.
   StreamScheduler send_queue_;
-  SlotQueue control_queue_;
+  FixedRing<uint32_t> control_queue_{16};
   bool max_data_pending_ = false;
 
   // DATAGRAM frames (RFC 9221): copied in at send and at receive.
@@ -528,14 +636,13 @@ class Connection final : public transmit::TransmitSource,
     std::array<uint8_t, 1200> bytes;
     uint16_t length;
   };
-  std::vector<QueuedDatagram> datagrams_out_;
-  size_t datagrams_out_head_ = 0, datagrams_out_count_ = 0;
-  std::vector<QueuedDatagram> datagrams_in_;
-  size_t datagrams_in_head_ = 0, datagrams_in_count_ = 0;
+  FixedRing<QueuedDatagram> datagrams_out_;
+  FixedRing<QueuedDatagram> datagrams_in_;
 
-  // Events for the application (a ring; stream events are deduplicated).
-  std::vector<ConnectionEvent> events_;
-  size_t events_head_ = 0, events_count_ = 0;
+  // Events for the application (stream events are deduplicated). Grows
+  // with the number of streams with pending events, which stream limits
+  // bound; never per packet once large enough.
+  FixedRing<ConnectionEvent> events_;
 
   // Timers and closing.
   Instant idle_deadline_ = kNever;
@@ -565,14 +672,10 @@ class Connection final : public transmit::TransmitSource,
   std::optional<uint64_t> first_packet_in_phase_;  // our first packet of the current write phase
   bool current_phase_acked_ = false;
 
-  // Receive-path scratch state.
-  std::span<const uint8_t> current_packet_dcid_;
   // The DCID of the latest 1-RTT packet on the active path: a packet from a
   // new address with the same one lets a server out of CIDs answer there
   // with the active path's CID (RFC 9000 §9.5 MAY).
   wire::ConnectionId active_path_received_dcid_;
-  PathAddresses pending_path_addresses_;  // of a datagram from an unknown address
-  size_t pending_path_datagram_size_ = 0;
   uint64_t acked_in_frame_ = 0;
   uint64_t ecn_marked_in_frame_ = 0;
   bool close_event_pushed_ = false;

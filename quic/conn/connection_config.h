@@ -90,7 +90,7 @@ class ClientTokenStore {
 
 // What write_frames learnt about a packet, read back by on_packet_sent in
 // the same burst. Only one connection builds a burst at a time on a core, so
-// the core keeps the one array (2 KB no longer held by every connection).
+// the core keeps the one array instead of 2 KB in every connection.
 struct PendingPacket {
   uint32_t frames = 0;
   bool ack_written = false;

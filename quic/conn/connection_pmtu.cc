@@ -9,22 +9,22 @@ namespace dpquic::conn {
 
 using crypto::EncryptionLevel;
 
-size_t Connection::mtu_probe_due(Instant now, uint64_t cwnd, uint64_t in_flight) const {
+size_t Connection::mtu_probe_due(const Burst& burst, uint64_t cwnd, uint64_t in_flight) const {
   // Only on the active, validated path, once the handshake is confirmed
   // (1-RTT only, no amplification limit), and never ahead of loss recovery's
   // own probes.
   if (!path_mtu_.enabled() || state_ != ConnectionState::kEstablished || !handshake_confirmed_ ||
-      burst_path_ != active_path_ || !paths_.path(active_path_).validated || probes_unsent() ||
+      burst.path != active_path_ || !paths_.path(active_path_).validated || probes_unsent() ||
       keys_.write_keys(EncryptionLevel::kApplication) == nullptr) {
     return 0;
   }
-  const size_t size = path_mtu_.probe_due(now);
+  const size_t size = path_mtu_.probe_due(burst.now);
   // Probes are congestion controlled (RFC 9000 §14.4): only with room.
   if (size == 0 || cwnd < in_flight || cwnd - in_flight < size) return 0;
   return size;
 }
 
-transmit::BurstStatus Connection::send_mtu_probe(Instant now, transmit::BurstBuilder& builder,
+transmit::BurstStatus Connection::send_mtu_probe(Burst& burst, transmit::BurstBuilder& builder,
                                                  const transmit::BurstBuffers& lent, size_t size,
                                                  transmit::BurstDescriptor& out) {
   transmit::BurstBuffers buffers = lent;
@@ -32,11 +32,11 @@ transmit::BurstStatus Connection::send_mtu_probe(Instant now, transmit::BurstBui
   transmit::BurstParams params;
   params.path_id = active_path_;
   params.ecn = ecn_.codepoint_to_send();
-  burst_ecn_marked_ = params.ecn != transmit::EcnCodepoint::kNotEct;
+  burst.ecn_marked = params.ecn != transmit::EcnCodepoint::kNotEct;
   params.congestion_budget = size;
   params.max_datagrams = 1;
-  mtu_probe_size_ = size;
-  return build_burst(now, builder, buffers, params, out);
+  burst.mtu_probe_size = size;
+  return build_burst(burst, builder, buffers, params, out);
 }
 
 }  // namespace dpquic::conn

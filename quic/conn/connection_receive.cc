@@ -9,6 +9,8 @@
 #include "quic/conn/connection.h"
 #include "quic/conn/connection_stream.h"
 #include "quic/conn/packet_unprotect.h"
+#include "quic/inline_step.h"
+#include "quic/wire/coalesced.h"
 #include "quic/wire/frame_codec.h"
 #include "quic/wire/frame_validity.h"
 
@@ -21,8 +23,6 @@ using wire::PacketType;
 using wire::TransportErrorCode;
 
 namespace {
-
-constexpr uint32_t kUnknownPath = UINT32_MAX;
 
 EncryptionLevel level_of_packet(PacketType type) {
   switch (type) {
@@ -40,21 +40,24 @@ TransportError from_wire(wire::WireError error, const char* reason, uint64_t fra
 
 }  // namespace
 
+DPQUIC_INLINE_STEP uint32_t Connection::count_received_on_path(Instant now,
+                                                               const PathAddresses& path,
+                                                               size_t size) {
+  const auto known = paths_.find(path);
+  if (!known) return kUnknownPath;
+  PathState& state = paths_.path(*known);
+  state.bytes_received += size;  // every byte counts (RFC 9000 §8.1)
+  if (!state.validated && *known == active_path_) loss_.set_amplification_blocked(now, false);
+  return *known;
+}
+
 void Connection::handle_datagram(Instant now, const PathAddresses& path, transmit::EcnCodepoint ecn,
                                  std::span<uint8_t> datagram) {
   now_ = now;
   if (state_ == ConnectionState::kClosed || state_ == ConnectionState::kDraining) return;
   stats_.bytes_received += datagram.size();
 
-  uint32_t path_id = kUnknownPath;
-  pending_path_addresses_ = path;
-  pending_path_datagram_size_ = datagram.size();
-  if (const auto known = paths_.find(path)) {
-    path_id = *known;
-    PathState& state = paths_.path(path_id);
-    state.bytes_received += datagram.size();  // every byte counts (RFC 9000 §8.1)
-    if (!state.validated && path_id == active_path_) loss_.set_amplification_blocked(now, false);
-  }
+  const uint32_t path_id = count_received_on_path(now, path, datagram.size());
 
   if (state_ == ConnectionState::kClosing) {
     // RFC 9000 §10.2.1: answer with CONNECTION_CLOSE, less and less often.
@@ -65,33 +68,22 @@ void Connection::handle_datagram(Instant now, const PathAddresses& path, transmi
     return;
   }
 
-  const size_t cid_length = local_cids_.any_active().size();
-  size_t offset = 0;
-  std::span<const uint8_t> first_dcid;
-  while (offset < datagram.size() && state_ != ConnectionState::kClosed &&
-         state_ != ConnectionState::kDraining) {
-    std::span<uint8_t> rest = datagram.subspan(offset);
-    wire::ParsedHeader header;
-    if (wire::parse_packet_header(rest, cid_length, header) != wire::WireError::kOk ||
-        !header.has_packet_number()) {
-      ++stats_.packets_dropped;
-      if (tracer_) {
-        tracer_->on_packet_dropped(now, false, PacketType::kInitial, rest.size(),
-                                   PacketDropReason::kHeaderParseError);
-      }
-      break;
+  wire::DatagramSplitter splitter(datagram, local_cids_.any_active().size());
+  wire::CoalescedPacket packet;
+  while (state_ != ConnectionState::kClosed && state_ != ConnectionState::kDraining &&
+         splitter.next_any(packet)) {
+    const wire::ParsedHeader& header = packet.header;
+    if (!header.has_packet_number()) {
+      drop_unparsed(now, datagram.size() - packet.offset);
+      return;
     }
     // RFC 9000 §12.2: coalesced packets with another DCID are dropped.
-    if (offset == 0) {
-      first_dcid = header.dcid;
-    } else if (header.dcid.size() != first_dcid.size() ||
-               !std::equal(header.dcid.begin(), header.dcid.end(), first_dcid.begin())) {
+    if (!packet.same_dcid) {
       ++stats_.packets_dropped;
       if (tracer_) {
         tracer_->on_packet_dropped(now, true, header.type, header.packet_size,
                                    PacketDropReason::kUnknownConnectionId);
       }
-      offset += header.packet_size;
       continue;
     }
     // A client offering another version follows a server that chose it
@@ -100,7 +92,13 @@ void Connection::handle_datagram(Instant now, const PathAddresses& path, transmi
     const bool followed =
         header.long_header && header.version != version_ && follow_server_version(header);
     const uint64_t received_before = stats_.packets_received;
-    process_packet(now, path_id, ecn, rest.first(header.packet_size), header, datagram);
+    Arrival arrival{.now = now,
+                    .addresses = path,
+                    .datagram_size = datagram.size(),
+                    .ecn = ecn,
+                    .path_id = path_id,
+                    .dcid = header.dcid};
+    process_packet(arrival, datagram.subspan(packet.offset, header.packet_size), header, datagram);
     if (followed && stats_.packets_received == received_before &&
         state_ != ConnectionState::kClosed) {
       version_ = original_version_;
@@ -110,91 +108,172 @@ void Connection::handle_datagram(Instant now, const PathAddresses& path, transmi
       }
       keys_.discard_original_initial_read();
     }
-    offset += header.packet_size;
+  }
+  if (splitter.error() != wire::WireError::kOk) drop_unparsed(now, splitter.dropped_bytes());
+}
+
+void Connection::drop_unparsed(Instant now, size_t bytes) {
+  ++stats_.packets_dropped;
+  if (tracer_) {
+    tracer_->on_packet_dropped(now, false, PacketType::kInitial, bytes,
+                               PacketDropReason::kHeaderParseError);
   }
 }
 
-void Connection::process_packet(Instant now, uint32_t path_id, transmit::EcnCodepoint ecn,
-                                std::span<uint8_t> packet, const wire::ParsedHeader& header,
-                                std::span<uint8_t> datagram) {
-  const EncryptionLevel level = level_of_packet(header.type);
-  const PacketNumberSpace space_id = wire::packet_number_space(header.type);
-  Space& sp = space(space_id);
-  auto drop = [&](PacketDropReason reason) {
-    ++stats_.packets_dropped;
-    if (tracer_) tracer_->on_packet_dropped(now, true, header.type, packet.size(), reason);
-  };
-
+void Connection::process_packet(Arrival& arrival, std::span<uint8_t> packet,
+                                const wire::ParsedHeader& header, std::span<uint8_t> datagram) {
+  const Instant now = arrival.now;
+  uint32_t& path_id = arrival.path_id;
   // A server that switched versions (RFC 9368 §4) still reads the client's
   // Initials in the version it started with, until the client follows.
   const bool original_version = header.long_header && header.version != version_;
+  if (const auto reason = precheck_packet(path_id, header, original_version)) {
+    return drop_packet(now, header, packet.size(), *reason);
+  }
+  OpenedPacket opened;
+  if (!open_packet(now, packet, header, original_version, datagram, opened)) return;
+  const uint64_t number = opened.fields.packet_number;
+  Space& sp = space(wire::packet_number_space(header.type));
+  if (sp.acks.is_duplicate(number)) {
+    return drop_packet(now, header, packet.size(), PacketDropReason::kDuplicate);
+  }
+  if (tracer_) tracer_->on_packet_received(now, header.type, number, packet.size(), opened.payload);
+  learn_from_packet(now, path_id, header, original_version);
+  if (path_id == active_path_ && header.type == PacketType::kOneRtt) {
+    active_path_received_dcid_ = wire::ConnectionId(header.dcid);
+  }
+  if (opened.payload.empty()) {
+    enter_closing(now,
+                  transport_error(TransportErrorCode::kProtocolViolation, "packet without frames"),
+                  false, 0);
+    return;
+  }
+  // A new peer address gets its path before the frames are processed, so a
+  // PATH_CHALLENGE on it is answered on it (RFC 9000 §8.2.2).
+  const bool new_path = path_id == kUnknownPath;
+  if (new_path) path_id = add_peer_path(arrival);
+  bool ack_eliciting = false;
+  bool probing_only = true;
+  if (TransportError error =
+          process_frames(arrival, header.type, opened.payload, ack_eliciting, probing_only)) {
+    enter_closing(now, error, false, 0);
+    return;
+  }
+  if (state_ == ConnectionState::kClosed || state_ == ConnectionState::kDraining) return;
+  (void)sp.acks.on_packet_received(now, number, ack_eliciting, static_cast<uint8_t>(arrival.ecn));
+  ++stats_.packets_received;
+  last_received_ = now;
+  reset_idle_timer(now);
+  ack_eliciting_since_receive_ = false;
+  if (header.type == PacketType::kOneRtt) {
+    follow_peer_path(now, path_id, new_path, probing_only, number);
+  }
+}
+
+void Connection::drop_packet(Instant now, const wire::ParsedHeader& header, size_t size,
+                             PacketDropReason reason) {
+  ++stats_.packets_dropped;
+  if (tracer_) tracer_->on_packet_dropped(now, true, header.type, size, reason);
+}
+
+DPQUIC_INLINE_STEP std::optional<PacketDropReason> Connection::precheck_packet(
+    uint32_t path_id, const wire::ParsedHeader& header, bool original_version) const {
   if (original_version &&
       (role_ != wire::Role::kServer || header.version != original_version_ ||
        header.type != PacketType::kInitial || keys_.original_initial_read_keys() == nullptr)) {
-    return drop(PacketDropReason::kUnexpectedVersion);
+    return PacketDropReason::kUnexpectedVersion;
   }
   if (role_ == wire::Role::kClient) {
-    if (header.type == PacketType::kZeroRtt) return drop(PacketDropReason::kUnexpectedPacket);
+    if (header.type == PacketType::kZeroRtt) return PacketDropReason::kUnexpectedPacket;
     if (wire::check_server_initial_token(header) != wire::WireError::kOk) {
-      return drop(PacketDropReason::kUnexpectedPacket);
+      return PacketDropReason::kUnexpectedPacket;
     }
     // RFC 9000 §7.2: once a server Initial was processed, long-header packets
     // with another Source Connection ID are not from that server.
     if (header.long_header && !peer_initial_scid_.empty() &&
         header.source_connection_id() != peer_initial_scid_) {
-      return drop(PacketDropReason::kUnexpectedSourceCid);
+      return PacketDropReason::kUnexpectedSourceCid;
     }
   }
-  if (sp.discarded) return drop(PacketDropReason::kKeyUnavailable);
+  if (space(wire::packet_number_space(header.type)).discarded) {
+    return PacketDropReason::kKeyUnavailable;
+  }
   // Packets from an unknown address: only 1-RTT after confirmation may
   // migrate the connection (RFC 9000 §9); everything else is dropped, and a
   // client discards every packet from an unknown server address.
   if (path_id == kUnknownPath && (role_ == wire::Role::kClient ||
                                   header.type != PacketType::kOneRtt || !handshake_confirmed_)) {
-    return drop(PacketDropReason::kUnknownPath);
+    return PacketDropReason::kUnknownPath;
   }
+  return std::nullopt;
+}
 
+DPQUIC_INLINE_STEP bool Connection::open_packet(Instant now, std::span<uint8_t> packet,
+                                                const wire::ParsedHeader& header,
+                                                bool original_version, std::span<uint8_t> datagram,
+                                                OpenedPacket& opened) {
+  const EncryptionLevel level = level_of_packet(header.type);
+  const Space& sp = space(wire::packet_number_space(header.type));
+  auto drop = [&](PacketDropReason reason) {
+    drop_packet(now, header, packet.size(), reason);
+    return false;
+  };
   const crypto::HeaderProtectionKey* hp =
       original_version ? &keys_.original_initial_read_keys()->header_protection()
                        : keys_.read_header_protection(level);
   if (hp == nullptr) return drop(PacketDropReason::kKeyUnavailable);
-  wire::PacketNumberFields fields;
   const std::optional<uint64_t> largest =
       sp.acks.has_received() ? std::optional<uint64_t>(sp.acks.largest_received()) : std::nullopt;
   const wire::WireError pn_error =
-      remove_packet_header_protection(*core_.mb, *hp, packet, header, largest, fields);
+      remove_packet_header_protection(*core_.mb, *hp, packet, header, largest, opened.fields);
   if (pn_error == wire::WireError::kDrop) return drop(PacketDropReason::kHeaderParseError);
-  const bool reserved_bits_error = pn_error == wire::WireError::kProtocolViolation;
-
   const crypto::ReadKeySelection selection =
-      original_version ? crypto::ReadKeySelection{&keys_.original_initial_read_keys()->aead(),
-                                                  crypto::KeyGeneration::kCurrent}
-                       : keys_.select_read_key(level, fields.key_phase, fields.packet_number, now);
+      original_version
+          ? crypto::ReadKeySelection{&keys_.original_initial_read_keys()->aead(),
+                                     crypto::KeyGeneration::kCurrent}
+          : keys_.select_read_key(level, opened.fields.key_phase, opened.fields.packet_number, now);
   if (selection.key == nullptr) return drop(PacketDropReason::kKeyUnavailable);
-  if (fields.payload_size < crypto::kAeadTagLength) {
+  if (opened.fields.payload_size < crypto::kAeadTagLength) {
     return drop(PacketDropReason::kHeaderParseError);
   }
-  std::span<const uint8_t> payload;
-  if (open_packet_payload(*core_.mb, *selection.key, packet, fields, payload) !=
+  if (open_packet_payload(*core_.mb, *selection.key, packet, opened.fields, opened.payload) !=
       crypto::PacketStatus::kOk) {
-    if (!header.long_header && detect_stateless_reset(datagram)) {
-      enter_draining(now, CloseReason::kStatelessReset, 0, false);
-      return;
-    }
-    drop(PacketDropReason::kDecryptionFailure);
-    if (!keys_.on_authentication_failure(tls_ && tls_->cipher_suite()
-                                             ? *tls_->cipher_suite()
-                                             : crypto::CipherSuite::kAes128Gcm)) {
-      enter_closing(now,
-                    transport_error(TransportErrorCode::kAeadLimitReached,
-                                    "too many packets failed authentication"),
-                    false, 0);
-    }
+    on_open_failure(now, header, packet.size(), datagram);
+    return false;
+  }
+  if (!after_packet_opened(now, level, selection.generation, opened.fields.packet_number)) {
+    return false;
+  }
+  if (pn_error == wire::WireError::kProtocolViolation) {
+    enter_closing(now, transport_error(TransportErrorCode::kProtocolViolation, "reserved bits set"),
+                  false, 0);
+    return false;
+  }
+  return true;
+}
+
+void Connection::on_open_failure(Instant now, const wire::ParsedHeader& header, size_t size,
+                                 std::span<uint8_t> datagram) {
+  if (!header.long_header && detect_stateless_reset(datagram)) {
+    enter_draining(now, CloseReason::kStatelessReset, 0, false);
     return;
   }
+  drop_packet(now, header, size, PacketDropReason::kDecryptionFailure);
+  if (!keys_.on_authentication_failure(
+          tls_ && tls_->cipher_suite() ? *tls_->cipher_suite() : crypto::CipherSuite::kAes128Gcm)) {
+    enter_closing(now,
+                  transport_error(TransportErrorCode::kAeadLimitReached,
+                                  "too many packets failed authentication"),
+                  false, 0);
+  }
+}
+
+DPQUIC_INLINE_STEP bool Connection::after_packet_opened(Instant now, EncryptionLevel level,
+                                                        crypto::KeyGeneration generation,
+                                                        uint64_t packet_number) {
   const uint64_t write_generation = keys_.key_phase().write_generation();
   if (level == EncryptionLevel::kApplication &&
-      !keys_.on_packet_opened(level, selection.generation, fields.packet_number, now,
+      !keys_.on_packet_opened(level, generation, packet_number, now,
                               loss_.pto_duration(PacketNumberSpace::kApplication))) {
     enter_closing(
         now,
@@ -202,7 +281,7 @@ void Connection::process_packet(Instant now, uint32_t path_id, transmit::EcnCode
             ? transport_error(TransportErrorCode::kKeyUpdateError, "key update error")
             : transport_error(TransportErrorCode::kInternalError, "key derivation failed"),
         false, 0);
-    return;
+    return false;
   }
   if (keys_.key_phase().write_generation() != write_generation) {
     // We answered the peer's key update: our own next update waits for an
@@ -213,21 +292,17 @@ void Connection::process_packet(Instant now, uint32_t path_id, transmit::EcnCode
     ++stats_.key_updates;
     if (tracer_) tracer_->on_key_updated(now, keys_.key_phase().write_generation(), false);
   }
-  if (reserved_bits_error) {
-    enter_closing(now, transport_error(TransportErrorCode::kProtocolViolation, "reserved bits set"),
-                  false, 0);
-    return;
-  }
-  if (sp.acks.is_duplicate(fields.packet_number)) return drop(PacketDropReason::kDuplicate);
-  if (tracer_) {
-    tracer_->on_packet_received(now, header.type, fields.packet_number, packet.size(), payload);
-  }
+  return true;
+}
+
+DPQUIC_INLINE_STEP void Connection::learn_from_packet(Instant now, uint32_t path_id,
+                                                      const wire::ParsedHeader& header,
+                                                      bool original_version) {
   // The client sent a packet in the negotiated version: it has switched.
   if (role_ == wire::Role::kServer && header.long_header && !original_version &&
       version_ != original_version_) {
     keys_.discard_original_initial_read();
   }
-
   // First packet of the peer: a client learns the server's CID (§7.2).
   if (role_ == wire::Role::kClient && header.type == PacketType::kInitial &&
       peer_initial_scid_.empty()) {
@@ -241,75 +316,46 @@ void Connection::process_packet(Instant now, uint32_t path_id, transmit::EcnCode
     if (path_id != kUnknownPath) paths_.path(path_id).validated = true;
     discard_space(now, PacketNumberSpace::kInitial);
   }
-
-  current_packet_dcid_ = header.dcid;
-  if (path_id == active_path_ && header.type == PacketType::kOneRtt) {
-    active_path_received_dcid_ = wire::ConnectionId(header.dcid);
-  }
-  bool ack_eliciting = false;
-  bool probing_only = true;
-  if (payload.empty()) {
-    enter_closing(now,
-                  transport_error(TransportErrorCode::kProtocolViolation, "packet without frames"),
-                  false, 0);
-    return;
-  }
-  // A new peer address gets its path before the frames are processed, so a
-  // PATH_CHALLENGE on it is answered on it (RFC 9000 §8.2.2).
-  const bool new_path = path_id == kUnknownPath;
-  if (new_path) path_id = add_peer_path(now);
-  if (TransportError error =
-          process_frames(now, path_id, header.type, payload, ack_eliciting, probing_only)) {
-    enter_closing(now, error, false, 0);
-    return;
-  }
-  if (state_ == ConnectionState::kClosed || state_ == ConnectionState::kDraining) return;
-  (void)sp.acks.on_packet_received(now, fields.packet_number, ack_eliciting,
-                                   static_cast<uint8_t>(ecn));
-  ++stats_.packets_received;
-  last_received_ = now;
-  reset_idle_timer(now);
-  ack_eliciting_since_receive_ = false;
-
-  if (header.type == PacketType::kOneRtt) {
-    const bool largest_so_far = fields.packet_number >= largest_non_probing_pn_;
-    if (new_path) {
-      on_new_path(now, path_id, !probing_only && largest_so_far, fields.packet_number);
-    } else if (path_id != active_path_ && !probing_only && largest_so_far &&
-               role_ == wire::Role::kServer && paths_.exists(path_id) &&
-               paths_.path(path_id).has_peer_cid) {
-      // The peer moved back to (or on to) a known path; one not validated
-      // is validated again before it carries more than 3x (§9.3).
-      set_active_path(path_id);
-      PathState& moved_to = paths_.path(path_id);
-      if (!moved_to.validated) {
-        paths_.start_validation(path_id, now, loss_.pto_duration(PacketNumberSpace::kApplication));
-      } else {
-        loss_.set_amplification_blocked(now, false);
-      }
-    }
-    if (!probing_only && largest_so_far) largest_non_probing_pn_ = fields.packet_number;
-  }
-  (void)datagram;
 }
 
-uint32_t Connection::add_peer_path(Instant now) {
+DPQUIC_INLINE_STEP void Connection::follow_peer_path(Instant now, uint32_t path_id, bool new_path,
+                                                     bool probing_only, uint64_t packet_number) {
+  const bool largest_so_far = packet_number >= largest_non_probing_pn_;
+  if (new_path) {
+    on_new_path(now, path_id, !probing_only && largest_so_far, packet_number);
+  } else if (path_id != active_path_ && !probing_only && largest_so_far &&
+             role_ == wire::Role::kServer && paths_.exists(path_id) &&
+             paths_.path(path_id).has_peer_cid) {
+    // The peer moved back to (or on to) a known path; one not validated
+    // is validated again before it carries more than 3x (§9.3).
+    set_active_path(path_id);
+    PathState& moved_to = paths_.path(path_id);
+    if (!moved_to.validated) {
+      paths_.start_validation(path_id, now, loss_.pto_duration(PacketNumberSpace::kApplication));
+    } else {
+      loss_.set_amplification_blocked(now, false);
+    }
+  }
+  if (!probing_only && largest_so_far) largest_non_probing_pn_ = packet_number;
+}
+
+uint32_t Connection::add_peer_path(const Arrival& arrival) {
   // Server side (clients drop packets from unknown addresses): the client
   // probes, migrates or its NAT rebound (RFC 9000 §9.3). The path is
   // validated before it carries more than 3x what it received. Also when we
   // sent disable_active_migration: §9 lets us validate and allow the
   // migration rather than drop, and a NAT rebinding then survives.
-  const uint32_t id = add_path(now, pending_path_addresses_);
-  paths_.path(id).bytes_received += pending_path_datagram_size_;
+  const uint32_t id = add_path(arrival.now, arrival.addresses);
+  paths_.path(id).bytes_received += arrival.datagram_size;
   // A peer CID of its own (§9.5). With none unused, the active path's CID
   // only if the peer kept its DCID and we answer from the same local
   // address (§9.5 MAY; see connection_paths.cc); otherwise this path
   // cannot be sent on until the peer gives us another CID.
   if (!claim_path_cid(id)) {
     const PathState& active = paths_.path(active_path_);
-    const bool same_dcid = wire::ConnectionId(current_packet_dcid_) == active_path_received_dcid_;
+    const bool same_dcid = wire::ConnectionId(arrival.dcid) == active_path_received_dcid_;
     if (active.has_peer_cid && (peer_cids_.active().empty() || same_dcid) &&
-        pending_path_addresses_.local == active.addresses.local) {
+        arrival.addresses.local == active.addresses.local) {
       paths_.path(id).has_peer_cid = true;
       paths_.path(id).peer_cid_sequence = active.peer_cid_sequence;
     } else {
@@ -352,7 +398,7 @@ bool Connection::detect_stateless_reset(std::span<const uint8_t> datagram) {
   return peer_cids_.is_stateless_reset(datagram.last(16));
 }
 
-TransportError Connection::process_frames(Instant now, uint32_t path_id, PacketType type,
+TransportError Connection::process_frames(const Arrival& arrival, PacketType type,
                                           std::span<const uint8_t> payload, bool& ack_eliciting,
                                           bool& probing_only) {
   wire::FrameDecoder decoder(payload);
@@ -379,7 +425,7 @@ TransportError Connection::process_frames(Instant now, uint32_t path_id, PacketT
     }
     if (wire::is_ack_eliciting(frame.type)) ack_eliciting = true;
     if (!wire::is_probing(frame.type)) probing_only = false;
-    if (TransportError failure = on_frame(now, path_id, type, frame)) return failure;
+    if (TransportError failure = on_frame(arrival, type, frame)) return failure;
     if (state_ == ConnectionState::kDraining || state_ == ConnectionState::kClosed ||
         state_ == ConnectionState::kClosing) {
       break;
@@ -388,8 +434,9 @@ TransportError Connection::process_frames(Instant now, uint32_t path_id, PacketT
   return {};
 }
 
-TransportError Connection::on_frame(Instant now, uint32_t path_id, PacketType type,
+TransportError Connection::on_frame(const Arrival& arrival, PacketType type,
                                     const wire::Frame& frame) {
+  const Instant now = arrival.now;
   const uint64_t frame_type = static_cast<uint64_t>(frame.type);
   switch (frame.type) {
     case FrameType::kPadding:
@@ -414,101 +461,28 @@ TransportError Connection::on_frame(Instant now, uint32_t path_id, PacketType ty
       Stream* stream = nullptr;
       return stream_for_frame(frame.stream_data_blocked.stream_id, false, true, stream);
     }
-    case FrameType::kMaxData: {
-      const uint64_t before = send_credit_.available();
-      send_credit_.on_max_data(frame.max_data.maximum_data);
-      if (before == 0 && send_credit_.available() != 0) {
-        for (auto& slot : stream_slots_) {
-          if (slot && slot->send && slot->send->wants_to_send(send_credit_.available())) {
-            schedule_stream(*slot);
-          }
-        }
-      }
-      return {};
-    }
+    case FrameType::kMaxData: on_max_data(frame.max_data.maximum_data); return {};
     case FrameType::kMaxStreamsBidi:
       return stream_limits_.on_max_streams(StreamDirection::kBidirectional,
                                            frame.max_streams.maximum_streams);
     case FrameType::kMaxStreamsUni:
       return stream_limits_.on_max_streams(StreamDirection::kUnidirectional,
                                            frame.max_streams.maximum_streams);
-    case FrameType::kNewConnectionId:
-      if (peer_cids_.active().empty()) {
-        return transport_error(TransportErrorCode::kProtocolViolation,
-                               "NEW_CONNECTION_ID to a zero-length CID user", frame_type);
-      }
-      if (TransportError error = peer_cids_.on_new_connection_id(frame.new_connection_id)) {
-        return error;
-      }
-      reassign_path_cids();
-      return {};
+    case FrameType::kNewConnectionId: return on_new_connection_id(frame.new_connection_id);
     case FrameType::kRetireConnectionId:
-      return local_cids_.on_retire(frame.retire_connection_id.sequence_number,
-                                   current_packet_dcid_);
+      return local_cids_.on_retire(frame.retire_connection_id.sequence_number, arrival.dcid);
     case FrameType::kPathChallenge:
-      paths_.on_path_challenge(path_id, frame.path_challenge.data);
+      paths_.on_path_challenge(arrival.path_id, frame.path_challenge.data);
       return {};
-    case FrameType::kPathResponse:
-      if (const auto validated = paths_.on_path_response(frame.path_response.data)) {
-        if (role_ == wire::Role::kServer && *validated == active_path_) {
-          peer_address_validated_ = true;
-          loss_.set_amplification_blocked(now, false);
-        }
-        // A client whose move (migration, preferred address) is validated
-        // no longer needs the paths it left: their CIDs are retired (§9.5).
-        if (role_ == wire::Role::kClient && *validated == active_path_) {
-          for (uint32_t id = 0; id < PathTable::kMaxPaths; ++id) abandon_path(id);
-        }
-        // RFC 9000 §8.2.1: a validation whose challenge the amplification
-        // limit kept below 1200 bytes is followed by one with a padded
-        // challenge, now that the path is not limited, to check its MTU.
-        if (!paths_.path(*validated).challenge_padded) {
-          paths_.start_validation(*validated, now,
-                                  loss_.pto_duration(PacketNumberSpace::kApplication));
-        }
-      }
-      return {};
+    case FrameType::kPathResponse: on_path_response(now, frame.path_response.data); return {};
     case FrameType::kConnectionCloseTransport:
     case FrameType::kConnectionCloseApplication:
       enter_draining(now, CloseReason::kPeerClose, frame.connection_close.error_code,
                      frame.type == FrameType::kConnectionCloseApplication);
       return {};
     case FrameType::kHandshakeDone: on_handshake_confirmed(now); return {};
-    case FrameType::kNewToken:
-      if (frame.new_token.token.empty()) {
-        return transport_error(TransportErrorCode::kFrameEncodingError, "empty NEW_TOKEN",
-                               frame_type);
-      }
-      if (core_.client_tokens != nullptr) {
-        core_.client_tokens->store(server_name_, frame.new_token.token);
-      }
-      received_new_token_ = true;
-      return {};
-    case FrameType::kDatagram: {
-      // RFC 9221 §3: the limit covers the whole frame, type and length too.
-      const uint64_t limit = config_.transport.max_datagram_frame_size;
-      const uint64_t length = frame.datagram.data.size();
-      const uint64_t frame_size =
-          1 + length + (frame.datagram.has_length ? wire::varint_length(length) : 0);
-      if (limit == 0 || frame_size > limit) {
-        return transport_error(TransportErrorCode::kProtocolViolation,
-                               "DATAGRAM not negotiated or too large", frame_type);
-      }
-      if (datagrams_in_count_ == datagrams_in_.size() ||
-          frame.datagram.data.size() > sizeof(QueuedDatagram::bytes)) {
-        ++stats_.datagrams_dropped;  // unreliable by definition (RFC 9221 §5)
-        return {};
-      }
-      QueuedDatagram& slot =
-          datagrams_in_[(datagrams_in_head_ + datagrams_in_count_) % datagrams_in_.size()];
-      std::memcpy(slot.bytes.data(), frame.datagram.data.data(), frame.datagram.data.size());
-      slot.length = static_cast<uint16_t>(frame.datagram.data.size());
-      ++datagrams_in_count_;
-      ConnectionEvent event;
-      event.type = ConnectionEventType::kDatagram;
-      push_event(event);
-      return {};
-    }
+    case FrameType::kNewToken: return on_new_token(frame.new_token);
+    case FrameType::kDatagram: return on_datagram_frame(frame.datagram);
     case FrameType::kAckFrequency:
     case FrameType::kImmediateAck:
       // We never advertise min_ack_delay, so the peer must not send these.
@@ -516,6 +490,82 @@ TransportError Connection::on_frame(Instant now, uint32_t path_id, PacketType ty
                              "ack frequency was not negotiated", frame_type);
   }
   return transport_error(TransportErrorCode::kFrameEncodingError, "unknown frame", frame_type);
+}
+
+void Connection::on_max_data(uint64_t maximum_data) {
+  const uint64_t before = send_credit_.available();
+  send_credit_.on_max_data(maximum_data);
+  if (before != 0 || send_credit_.available() == 0) return;
+  for (auto& slot : stream_slots_) {
+    if (slot && slot->send && slot->send->wants_to_send(send_credit_.available())) {
+      schedule_stream(*slot);
+    }
+  }
+}
+
+TransportError Connection::on_new_connection_id(const wire::NewConnectionIdFrame& frame) {
+  if (peer_cids_.active().empty()) {
+    return transport_error(TransportErrorCode::kProtocolViolation,
+                           "NEW_CONNECTION_ID to a zero-length CID user",
+                           static_cast<uint64_t>(FrameType::kNewConnectionId));
+  }
+  if (TransportError error = peer_cids_.on_new_connection_id(frame)) return error;
+  reassign_path_cids();
+  return {};
+}
+
+void Connection::on_path_response(Instant now, const std::array<uint8_t, 8>& data) {
+  const auto validated = paths_.on_path_response(data);
+  if (!validated) return;
+  if (role_ == wire::Role::kServer && *validated == active_path_) {
+    peer_address_validated_ = true;
+    loss_.set_amplification_blocked(now, false);
+  }
+  // A client whose move (migration, preferred address) is validated does
+  // not need the paths it left: their CIDs are retired (§9.5).
+  if (role_ == wire::Role::kClient && *validated == active_path_) {
+    for (uint32_t id = 0; id < PathTable::kMaxPaths; ++id) abandon_path(id);
+  }
+  // RFC 9000 §8.2.1: a validation whose challenge the amplification limit
+  // kept below 1200 bytes is followed by one with a padded challenge, now
+  // that the path is not limited, to check its MTU.
+  if (!paths_.path(*validated).challenge_padded) {
+    paths_.start_validation(*validated, now, loss_.pto_duration(PacketNumberSpace::kApplication));
+  }
+}
+
+TransportError Connection::on_new_token(const wire::NewTokenFrame& frame) {
+  if (frame.token.empty()) {
+    return transport_error(TransportErrorCode::kFrameEncodingError, "empty NEW_TOKEN",
+                           static_cast<uint64_t>(FrameType::kNewToken));
+  }
+  if (core_.client_tokens != nullptr) core_.client_tokens->store(server_name_, frame.token);
+  received_new_token_ = true;
+  return {};
+}
+
+TransportError Connection::on_datagram_frame(const wire::DatagramFrame& frame) {
+  // RFC 9221 §3: the limit covers the whole frame, type and length too.
+  const uint64_t limit = config_.transport.max_datagram_frame_size;
+  const uint64_t length = frame.data.size();
+  const uint64_t frame_size = 1 + length + (frame.has_length ? wire::varint_length(length) : 0);
+  if (limit == 0 || frame_size > limit) {
+    return transport_error(TransportErrorCode::kProtocolViolation,
+                           "DATAGRAM not negotiated or too large",
+                           static_cast<uint64_t>(FrameType::kDatagram));
+  }
+  if (datagrams_in_.full() || length > sizeof(QueuedDatagram::bytes)) {
+    ++stats_.datagrams_dropped;  // unreliable by definition (RFC 9221 §5)
+    return {};
+  }
+  QueuedDatagram& slot = datagrams_in_.next_slot();
+  std::memcpy(slot.bytes.data(), frame.data.data(), length);
+  slot.length = static_cast<uint16_t>(length);
+  datagrams_in_.commit();
+  ConnectionEvent event;
+  event.type = ConnectionEventType::kDatagram;
+  push_event(event);
+  return {};
 }
 
 TransportError Connection::on_ack_frame(Instant now, PacketNumberSpace space_id,

@@ -201,69 +201,73 @@ void Connection::handle_timeout(Instant now) {
   }
   if (pacing_deadline_ <= now) pacing_deadline_ = kNever;
   if (keep_alive_deadline_ <= now && handshake_confirmed_) keep_alive_pending_ = true;
+  if (path_mtu_.next_deadline() <= now) path_mtu_.on_timeout(now);
   // The PTO is measured from the last ack-eliciting packet, which may be
   // long past (e.g. the 1-RTT space's when the handshake spaces are
   // discarded): without this guard it would fire again and again at the
   // same instant, multiplying the backoff while a single probe goes out.
-  if (path_mtu_.next_deadline() <= now) path_mtu_.on_timeout(now);
-  if (loss_.timer() <= now && !probes_unsent()) {
-    const uint32_t ptos = loss_.pto_count();
-    loss_.on_timeout(now, *this);
-    if (loss_.pto_count() > ptos) path_mtu_.on_pto(now);  // black-hole evidence
-    if (tracer_) trace_metrics(now);
-    // A probe of the handshake spaces carries the unacknowledged CRYPTO data
-    // again rather than a bare PING, so a lost flight is repaired in one PTO.
-    for (const PacketNumberSpace s : {PacketNumberSpace::kInitial, PacketNumberSpace::kHandshake}) {
-      Space& sp = space(s);
-      if (sp.discarded || loss_.probes_pending(s) == 0) continue;
-      for (const RangeSet::Range& range : sp.crypto_in_flight.ranges()) {
-        sp.crypto_lost.insert(range.begin, range.end);
-      }
-      sp.crypto_in_flight.clear();
+  if (loss_.timer() <= now && !probes_unsent()) on_loss_timer(now);
+  handle_path_timeouts(now);
+}
+
+void Connection::on_loss_timer(Instant now) {
+  const uint32_t ptos = loss_.pto_count();
+  loss_.on_timeout(now, *this);
+  if (loss_.pto_count() > ptos) path_mtu_.on_pto(now);  // black-hole evidence
+  if (tracer_) trace_metrics(now);
+  // A probe of the handshake spaces carries the unacknowledged CRYPTO data
+  // again rather than a bare PING, so a lost flight is repaired in one PTO.
+  for (const PacketNumberSpace s : {PacketNumberSpace::kInitial, PacketNumberSpace::kHandshake}) {
+    Space& sp = space(s);
+    if (sp.discarded || loss_.probes_pending(s) == 0) continue;
+    for (const RangeSet::Range& range : sp.crypto_in_flight.ranges()) {
+      sp.crypto_lost.insert(range.begin, range.end);
     }
-    // Likewise a server's 1-RTT probe carries HANDSHAKE_DONE again until it is
-    // acknowledged (RFC 9002 §6.2.4 allows previously sent data in probes):
-    // until then the client cannot confirm the handshake, and its own probes
-    // go to the Handshake space the server has discarded, so a bare PING
-    // would need one more round trip (its ACK) to repair the loss.
-    if (role_ == wire::Role::kServer && handshake_complete_ && !handshake_done_acked_ &&
-        loss_.probes_pending(PacketNumberSpace::kApplication) != 0) {
-      handshake_done_pending_ = true;
-    }
+    sp.crypto_in_flight.clear();
   }
+  // Likewise a server's 1-RTT probe carries HANDSHAKE_DONE again until it is
+  // acknowledged (RFC 9002 §6.2.4 allows previously sent data in probes):
+  // until then the client cannot confirm the handshake, and its own probes
+  // go to the Handshake space the server has discarded, so a bare PING
+  // would need one more round trip (its ACK) to repair the loss.
+  if (role_ == wire::Role::kServer && handshake_complete_ && !handshake_done_acked_ &&
+      loss_.probes_pending(PacketNumberSpace::kApplication) != 0) {
+    handshake_done_pending_ = true;
+  }
+}
+
+void Connection::handle_path_timeouts(Instant now) {
   std::array<uint32_t, PathTable::kMaxPaths> failed;
   size_t failed_count = 0;
   paths_.on_timeout(now, failed, failed_count);
-  const auto has_failed = [&](uint32_t id) {
-    return std::find(failed.begin(), failed.begin() + static_cast<std::ptrdiff_t>(failed_count),
-                     id) != failed.begin() + static_cast<std::ptrdiff_t>(failed_count);
-  };
-  if (has_failed(active_path_)) {
-    // The active path failed validation: go back to the last validated peer
-    // address (RFC 9000 §9.3.2), which the move to the new one left unused,
-    // also when its own re-validation (§9.3.3) just failed too: the peer
-    // proved it before, and an attacker must not close the connection.
-    const uint32_t failed_active = active_path_;
-    bool found = false;
-    for (uint32_t id = 0; id < PathTable::kMaxPaths; ++id) {
-      if (id != failed_active && paths_.exists(id) && paths_.path(id).validated &&
-          paths_.path(id).has_peer_cid) {
-        set_active_path(id);
-        loss_.set_amplification_blocked(now, false);
-        found = true;
-        break;
-      }
-    }
-    if (!found) {
-      enter_closing(
-          now, transport_error(wire::TransportErrorCode::kNoViablePath, "path validation failed"),
-          false, 0);
-      return;
-    }
+  const auto failed_end = failed.begin() + static_cast<std::ptrdiff_t>(failed_count);
+  if (std::find(failed.begin(), failed_end, active_path_) != failed_end &&
+      !fall_back_to_validated_path(now)) {
+    enter_closing(
+        now, transport_error(wire::TransportErrorCode::kNoViablePath, "path validation failed"),
+        false, 0);
+    return;
   }
   // A path that failed validation and is not (now) the active one is
   // dropped, and its peer CID retired (§9.5).
   for (size_t i = 0; i < failed_count; ++i) abandon_path(failed[i]);
+}
+
+bool Connection::fall_back_to_validated_path(Instant now) {
+  // The active path failed validation: go back to the last validated peer
+  // address (RFC 9000 §9.3.2), which the move to the new one left unused,
+  // also when its own re-validation (§9.3.3) just failed too: the peer
+  // proved it before, and an attacker must not close the connection.
+  const uint32_t failed_active = active_path_;
+  for (uint32_t id = 0; id < PathTable::kMaxPaths; ++id) {
+    if (id != failed_active && paths_.exists(id) && paths_.path(id).validated &&
+        paths_.path(id).has_peer_cid) {
+      set_active_path(id);
+      loss_.set_amplification_blocked(now, false);
+      return true;
+    }
+  }
+  return false;
 }
 
 bool Connection::peer_unresponsive(Instant now) const {

@@ -23,20 +23,7 @@ constexpr uint64_t kMaxDatagramFrameInPacket =
 
 // --- Events ---------------------------------------------------------------------------------
 
-void Connection::push_event(const ConnectionEvent& event) {
-  if (events_count_ == events_.size()) {
-    // Grows with the number of streams with pending events, which stream
-    // limits bound; never per packet once large enough.
-    std::vector<ConnectionEvent> larger(events_.size() * 2);
-    for (size_t i = 0; i < events_count_; ++i) {
-      larger[i] = events_[(events_head_ + i) % events_.size()];
-    }
-    events_.swap(larger);
-    events_head_ = 0;
-  }
-  events_[(events_head_ + events_count_) % events_.size()] = event;
-  ++events_count_;
-}
+void Connection::push_event(const ConnectionEvent& event) { events_.push(event); }
 
 void Connection::push_stream_event(Stream& stream, ConnectionEventType type) {
   if (type == ConnectionEventType::kStreamReadable) {
@@ -50,10 +37,9 @@ void Connection::push_stream_event(Stream& stream, ConnectionEventType type) {
 }
 
 bool Connection::poll_event(ConnectionEvent& event) {
-  if (events_count_ == 0) return false;
-  event = events_[events_head_];
-  events_head_ = (events_head_ + 1) % events_.size();
-  --events_count_;
+  if (events_.empty()) return false;
+  event = events_.front();
+  events_.pop();
   if (event.type == ConnectionEventType::kStreamReadable) {
     if (Stream* stream = find_stream(event.stream_id)) stream->readable_event_pending = false;
   }
@@ -350,27 +336,25 @@ bool Connection::send_datagram(std::span<const uint8_t> payload) {
   // RFC 9221 §3: the peer's limit covers the whole frame; ours always
   // carries a length.
   const uint64_t frame_size = 1 + wire::varint_length(payload.size()) + payload.size();
-  if (datagrams_out_.empty() ||
+  if (datagrams_out_.capacity() == 0 ||
       !peer_params_.has(wire::TransportParameter::kMaxDatagramFrameSize) ||
       frame_size > peer_params_.max_datagram_frame_size || frame_size > kMaxDatagramFrameInPacket ||
-      datagrams_out_count_ == datagrams_out_.size()) {
+      datagrams_out_.full()) {
     return false;
   }
-  QueuedDatagram& slot =
-      datagrams_out_[(datagrams_out_head_ + datagrams_out_count_) % datagrams_out_.size()];
+  QueuedDatagram& slot = datagrams_out_.next_slot();
   std::memcpy(slot.bytes.data(), payload.data(), payload.size());
   slot.length = static_cast<uint16_t>(payload.size());
-  ++datagrams_out_count_;
+  datagrams_out_.commit();
   return true;
 }
 
 size_t Connection::read_datagram(std::span<uint8_t> out) {
-  if (datagrams_in_count_ == 0) return 0;
-  const QueuedDatagram& slot = datagrams_in_[datagrams_in_head_];
+  if (datagrams_in_.empty()) return 0;
+  const QueuedDatagram& slot = datagrams_in_.front();
   const size_t n = std::min<size_t>(out.size(), slot.length);
   std::memcpy(out.data(), slot.bytes.data(), n);
-  datagrams_in_head_ = (datagrams_in_head_ + 1) % datagrams_in_.size();
-  --datagrams_in_count_;
+  datagrams_in_.pop();
   return n;
 }
 

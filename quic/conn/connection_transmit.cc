@@ -1,5 +1,6 @@
 // The send path: the connection as the burst builder's TransmitSource
-// (see quic/transmit/transmit_source.h), frame priorities and scheduling.
+// (see quic/transmit/transmit_source.h) through one Burst at a time, frame
+// priorities and scheduling.
 //
 // Frame order within a packet: CONNECTION_CLOSE alone when closing; else
 // ACK, path validation, CRYPTO (lost ranges first), connection-level control
@@ -11,6 +12,7 @@
 
 #include "quic/conn/connection.h"
 #include "quic/conn/connection_stream.h"
+#include "quic/inline_step.h"
 #include "quic/wire/frame_codec.h"
 
 namespace dpquic::conn {
@@ -48,6 +50,27 @@ PacketType packet_type_of(EncryptionLevel level) {
 
 }  // namespace
 
+class Connection::BurstSource final : public transmit::TransmitSource {
+ public:
+  BurstSource(Connection& connection, Burst& burst) : connection_(connection), burst_(burst) {}
+  bool next_packet(EncryptionLevel level, const transmit::SendAllowance& allowance,
+                   transmit::PacketHeader& header) override {
+    return connection_.next_packet(burst_, level, allowance, header);
+  }
+  transmit::PacketContents write_frames(EncryptionLevel level,
+                                        transmit::PacketPayloadWriter& writer,
+                                        const transmit::SendAllowance& allowance) override {
+    return connection_.write_frames(burst_, level, writer, allowance);
+  }
+  void on_packet_sent(const transmit::SentPacketInfo& packet) override {
+    connection_.on_packet_sent(burst_, packet);
+  }
+
+ private:
+  Connection& connection_;
+  Burst& burst_;
+};
+
 transmit::BurstStatus Connection::poll_transmit(Instant now, transmit::BurstBuilder& builder,
                                                 const transmit::BurstBuffers& buffers,
                                                 transmit::BurstDescriptor& out,
@@ -62,31 +85,55 @@ transmit::BurstStatus Connection::poll_transmit(Instant now, transmit::BurstBuil
     return transmit::BurstStatus::kOk;
   }
   maybe_update_keys();
+  Burst burst;
+  burst.now = now;
+  burst.path = state_ == ConnectionState::kClosing ? active_path_ : choose_burst_path();
+  path = paths_.path(burst.path).addresses;
 
+  transmit::BurstBuffers lent = buffers;
+  const uint64_t cwnd = cc_->congestion_window();
+  size_segments(burst, lent, cwnd);
+  // A probe in flight holds its share of the window (RFC 9000 §14.4) though
+  // loss detection does not count it (its loss is no congestion signal).
+  const uint64_t in_flight = loss_.bytes_in_flight() + path_mtu_.probe_size();
+  if (const size_t probe = mtu_probe_due(burst, cwnd, in_flight); probe != 0) {
+    return send_mtu_probe(burst, builder, lent, probe, out);
+  }
+  transmit::BurstParams params;
+  if (!plan_burst(burst, lent, cwnd, in_flight, params)) return transmit::BurstStatus::kOk;
+
+  const transmit::BurstStatus status = build_burst(burst, builder, lent, params, out);
+  if (status == transmit::BurstStatus::kSealFailed) return status;
+  // Only the active path's limit holds probes back: another path at its
+  // limit must not stop loss recovery on the active one.
+  if (role_ == wire::Role::kServer && burst.path == active_path_ &&
+      !paths_.path(burst.path).validated &&
+      paths_.amplification_budget(burst.path) < wire::kMinInitialDatagramSize) {
+    loss_.set_amplification_blocked(now, true);
+  }
+  return status;
+}
+
+uint32_t Connection::choose_burst_path() const {
   // A path other than the active one with validation frames owed gets a
   // burst of its own (RFC 9000 §8.2: responses go out on the path the
   // challenge came from).
-  burst_path_ = active_path_;
-  if (state_ != ConnectionState::kClosing) {
-    for (uint32_t id = 0; id < PathTable::kMaxPaths; ++id) {
-      // A path without a peer CID cannot be sent on (RFC 9000 §9.5), and
-      // one whose anti-amplification budget cannot carry a PATH_CHALLENGE
-      // or PATH_RESPONSE packet waits for the peer: picking it would build
-      // nothing and starve the active path (its ACKs, probes) meanwhile.
-      if (id == active_path_ || !paths_.exists(id) || !paths_.path(id).has_peer_cid) continue;
-      if (role_ == wire::Role::kServer &&
-          paths_.amplification_budget(id) < kSmallestPathFramePacket + path_dcid(id).size()) {
-        continue;
-      }
-      if (paths_.response_due(id) || paths_.challenge_due(id)) {
-        burst_path_ = id;
-        break;
-      }
+  for (uint32_t id = 0; id < PathTable::kMaxPaths; ++id) {
+    // A path without a peer CID cannot be sent on (RFC 9000 §9.5), and one
+    // whose anti-amplification budget cannot carry a PATH_CHALLENGE or
+    // PATH_RESPONSE packet waits for the peer: picking it would build
+    // nothing and starve the active path (its ACKs, probes) meanwhile.
+    if (id == active_path_ || !paths_.exists(id) || !paths_.path(id).has_peer_cid) continue;
+    if (role_ == wire::Role::kServer &&
+        paths_.amplification_budget(id) < kSmallestPathFramePacket + path_dcid(id).size()) {
+      continue;
     }
+    if (paths_.response_due(id) || paths_.challenge_due(id)) return id;
   }
-  path = paths_.path(burst_path_).addresses;
+  return active_path_;
+}
 
-  transmit::BurstBuffers lent = buffers;
+void Connection::size_segments(const Burst& burst, transmit::BurstBuffers& lent, uint64_t cwnd) {
   const uint64_t peer_max = peer_params_.max_udp_payload_size;
   if (peer_max >= wire::kMinInitialDatagramSize && peer_max < lent.segment_size) {
     lent.segment_size = static_cast<size_t>(peer_max);
@@ -98,11 +145,7 @@ transmit::BurstStatus Connection::poll_transmit(Instant now, transmit::BurstBuil
     ceiling = static_cast<size_t>(std::min<uint64_t>(ceiling, peer_max));
   }
   path_mtu_.set_ceiling(ceiling);
-  const uint64_t cwnd = cc_->congestion_window();
-  // A probe in flight holds its share of the window (RFC 9000 §14.4) though
-  // loss detection does not count it (its loss is no congestion signal).
-  const uint64_t in_flight = loss_.bytes_in_flight() + path_mtu_.probe_size();
-  if (path_mtu_.enabled() && burst_path_ == active_path_) {
+  if (path_mtu_.enabled() && burst.path == active_path_) {
     // At most a quarter of the window per datagram, not below the base:
     // ack-eliciting data waits for a full segment of window (burst_builder.h),
     // so a datagram larger than the window would never leave.
@@ -112,20 +155,20 @@ transmit::BurstStatus Connection::poll_transmit(Instant now, transmit::BurstBuil
   } else if (path_mtu_.enabled()) {
     lent.segment_size = std::min(lent.segment_size, path_mtu_.base());
   }
-  if (const size_t probe = mtu_probe_due(now, cwnd, in_flight); probe != 0) {
-    return send_mtu_probe(now, builder, lent, probe, out);
-  }
+}
 
-  transmit::BurstParams params;
-  params.path_id = burst_path_;
+bool Connection::plan_burst(Burst& burst, const transmit::BurstBuffers& lent, uint64_t cwnd,
+                            uint64_t in_flight, transmit::BurstParams& params) {
+  const Instant now = burst.now;
+  params.path_id = burst.path;
   params.ecn = ecn_.codepoint_to_send();
-  burst_ecn_marked_ = params.ecn != transmit::EcnCodepoint::kNotEct;
+  burst.ecn_marked = params.ecn != transmit::EcnCodepoint::kNotEct;
   // The anti-amplification limit protects a peer address we have not
   // validated (RFC 9000 §8, §9.3): only a server sees its peer move. A
   // client probing a path of its own (migration, preferred address) sends
   // to the server's address, which it trusts.
   params.amplification_budget =
-      role_ == wire::Role::kServer ? paths_.amplification_budget(burst_path_) : UINT64_MAX;
+      role_ == wire::Role::kServer ? paths_.amplification_budget(burst.path) : UINT64_MAX;
   params.congestion_budget = cwnd > in_flight ? cwnd - in_flight : 0;
   bool probing = false;
   for (int s = 0; s < wire::kPacketNumberSpaceCount; ++s) {
@@ -138,12 +181,12 @@ transmit::BurstStatus Connection::poll_transmit(Instant now, transmit::BurstBuil
   // probe packets).
   const bool path_frames_due =
       state_ != ConnectionState::kClosing &&
-      (paths_.response_due(burst_path_) || paths_.challenge_due(burst_path_));
-  path_frames_only_ = path_frames_due && params.congestion_budget < lent.segment_size;
+      (paths_.response_due(burst.path) || paths_.challenge_due(burst.path));
+  burst.path_frames_only = path_frames_due && params.congestion_budget < lent.segment_size;
 
   pacer_.update(cwnd, loss_.rtt().smoothed_rtt(), lent.segment_size);
   size_t allowed = pacer_.datagrams_allowed(now);
-  if (allowed == 0 || path_frames_only_) {
+  if (allowed == 0 || burst.path_frames_only) {
     // ACKs, probes, path validation and closes are not held back by pacing.
     bool urgent = probing || path_frames_due || state_ == ConnectionState::kClosing;
     for (const Space& sp : spaces_) {
@@ -151,44 +194,25 @@ transmit::BurstStatus Connection::poll_transmit(Instant now, transmit::BurstBuil
     }
     if (!urgent) {
       pacing_deadline_ = pacer_.next_send_time(now);
-      return transmit::BurstStatus::kOk;
+      return false;
     }
     allowed = 1;
   }
-  if (path_frames_only_) {
+  if (burst.path_frames_only) {
     params.congestion_budget = lent.segment_size;
     allowed = 1;
   }
   params.max_datagrams = std::min(allowed, lent.datagrams.size());
-
-  const transmit::BurstStatus status = build_burst(now, builder, lent, params, out);
-  if (status == transmit::BurstStatus::kSealFailed) return status;
-  // Only the active path's limit holds probes back: another path at its
-  // limit must not stop loss recovery on the active one.
-  if (role_ == wire::Role::kServer && burst_path_ == active_path_ &&
-      !paths_.path(burst_path_).validated &&
-      paths_.amplification_budget(burst_path_) < wire::kMinInitialDatagramSize) {
-    loss_.set_amplification_blocked(now, true);
-  }
-  return status;
+  return true;
 }
 
-transmit::BurstStatus Connection::build_burst(Instant now, transmit::BurstBuilder& builder,
+transmit::BurstStatus Connection::build_burst(Burst& burst, transmit::BurstBuilder& builder,
                                               const transmit::BurstBuffers& buffers,
                                               const transmit::BurstParams& params,
                                               transmit::BurstDescriptor& out) {
-  pending_count_ = 0;
-  pending_sent_ = 0;
-  for (Space& sp : spaces_) {
-    sp.ack_in_burst = false;
-    sp.probes_in_burst = 0;
-  }
-  const transmit::BurstStatus status = builder.build(*this, buffers, params, out);
-  // These shaped this one burst only.
-  path_frames_only_ = false;
-  mtu_probe_size_ = 0;
-  pending_count_ = 0;
-  pending_sent_ = 0;
+  const Instant now = burst.now;
+  BurstSource source(*this, burst);
+  const transmit::BurstStatus status = builder.build(source, buffers, params, out);
   if (status == transmit::BurstStatus::kSealFailed) {
     enter_closing(now, transport_error(wire::TransportErrorCode::kInternalError, "sealing failed"),
                   false, 0);
@@ -205,8 +229,9 @@ transmit::BurstStatus Connection::build_burst(Instant now, transmit::BurstBuilde
   return status;
 }
 
-bool Connection::next_packet(EncryptionLevel level, const transmit::SendAllowance& allowance,
-                             transmit::PacketHeader& header) {
+DPQUIC_INLINE_STEP bool Connection::next_packet(const Burst& burst, EncryptionLevel level,
+                                                const transmit::SendAllowance& allowance,
+                                                transmit::PacketHeader& header) {
   const crypto::PacketKeys* keys = keys_.write_keys(level);
   if (keys == nullptr) return false;
   const PacketNumberSpace space_id = space_of_level(level);
@@ -216,12 +241,12 @@ bool Connection::next_packet(EncryptionLevel level, const transmit::SendAllowanc
       keys_.write_keys(EncryptionLevel::kApplication) != nullptr) {
     return false;  // 1-RTT keys supersede 0-RTT
   }
-  if (mtu_probe_size_ != 0) {
+  if (burst.mtu_probe_size != 0) {
     if (level != EncryptionLevel::kApplication) return false;  // a probe is 1-RTT alone
   } else if (state_ == ConnectionState::kClosing) {
     // CONNECTION_CLOSE at each level queue_close_frames() chose.
     if ((close_levels_pending_ & (1u << static_cast<unsigned>(level))) == 0) return false;
-  } else if (!level_wants_to_send(level, allowance.ack_eliciting)) {
+  } else if (!level_wants_to_send(burst, level, allowance.ack_eliciting)) {
     return false;
   }
 
@@ -230,7 +255,7 @@ bool Connection::next_packet(EncryptionLevel level, const transmit::SendAllowanc
   if (level == EncryptionLevel::kApplication) {
     header.long_header = false;
     wire::ShortHeaderFields fields;
-    fields.dcid = path_dcid(burst_path_);  // the path's own CID (§9.5)
+    fields.dcid = path_dcid(burst.path);  // the path's own CID (§9.5)
     fields.packet_number = sp.next_packet_number;
     fields.largest_acked = largest_acked;
     fields.key_phase = keys_.write_key_phase();
@@ -242,7 +267,7 @@ bool Connection::next_packet(EncryptionLevel level, const transmit::SendAllowanc
     fields.type = level == EncryptionLevel::kInitial     ? PacketType::kInitial
                   : level == EncryptionLevel::kEarlyData ? PacketType::kZeroRtt
                                                          : PacketType::kHandshake;
-    fields.dcid = path_dcid(burst_path_);  // the path's own CID (§9.5)
+    fields.dcid = path_dcid(burst.path);  // the path's own CID (§9.5)
     fields.scid = local_initial_cid_.span();
     if (level == EncryptionLevel::kInitial && role_ == wire::Role::kClient) {
       fields.token = initial_token_;
@@ -254,29 +279,31 @@ bool Connection::next_packet(EncryptionLevel level, const transmit::SendAllowanc
   return true;
 }
 
-bool Connection::level_wants_to_send(EncryptionLevel level, bool ack_eliciting_allowed) const {
+bool Connection::level_wants_to_send(const Burst& burst, EncryptionLevel level,
+                                     bool ack_eliciting_allowed) const {
   const PacketNumberSpace space_id = space_of_level(level);
   const Space& sp = space(space_id);
+  const auto s = static_cast<size_t>(space_id);
   if (level != EncryptionLevel::kEarlyData) {
-    if (!sp.ack_in_burst && sp.acks.ack_required(now_)) return true;
-    if (sp.probes_in_burst < loss_.probes_pending(space_id)) return true;
+    if (!burst.ack_written[s] && sp.acks.ack_required(burst.now)) return true;
+    if (burst.probes_written[s] < loss_.probes_pending(space_id)) return true;
   }
   if (!ack_eliciting_allowed) return false;
   if (level == EncryptionLevel::kEarlyData) {
-    return !send_queue_.empty() || !control_queue_.empty() || datagrams_out_count_ != 0;
+    return !send_queue_.empty() || !control_queue_.empty() || !datagrams_out_.empty();
   }
   if (tls_ != nullptr &&
       (!tls_->pending_handshake_data(level).empty() || !sp.crypto_lost.empty())) {
     return true;
   }
-  if (level == EncryptionLevel::kApplication) return application_wants_to_send(true);
+  if (level == EncryptionLevel::kApplication) return application_wants_to_send(burst, true);
   return false;
 }
 
-bool Connection::application_wants_to_send(bool ack_eliciting_allowed) const {
+bool Connection::application_wants_to_send(const Burst& burst, bool ack_eliciting_allowed) const {
   if (!ack_eliciting_allowed) return false;
-  if (paths_.response_due(burst_path_) || paths_.challenge_due(burst_path_)) return true;
-  if (burst_path_ != active_path_) return false;
+  if (paths_.response_due(burst.path) || paths_.challenge_due(burst.path)) return true;
+  if (burst.path != active_path_) return false;
   // Streams with data first: asked for every packet of a bulk transfer, and
   // then the rest of the checks need not run.
   return !send_queue_.empty() || !control_queue_.empty() || handshake_done_pending_ ||
@@ -287,12 +314,12 @@ bool Connection::application_wants_to_send(bool ack_eliciting_allowed) const {
          stream_limits_.streams_blocked_due(StreamDirection::kBidirectional) ||
          stream_limits_.streams_blocked_due(StreamDirection::kUnidirectional) ||
          local_cids_.new_cid_frame_due() || peer_cids_.retire_frame_due() ||
-         send_credit_.blocked_frame_due() || datagrams_out_count_ != 0;
+         send_credit_.blocked_frame_due() || !datagrams_out_.empty();
 }
 
-transmit::PacketContents Connection::write_frames(EncryptionLevel level,
-                                                  transmit::PacketPayloadWriter& writer,
-                                                  const transmit::SendAllowance& allowance) {
+DPQUIC_INLINE_STEP transmit::PacketContents Connection::write_frames(
+    Burst& burst, EncryptionLevel level, transmit::PacketPayloadWriter& writer,
+    const transmit::SendAllowance& allowance) {
   transmit::PacketContents contents;
   const PacketNumberSpace space_id = space_of_level(level);
   Space& sp = space(space_id);
@@ -300,14 +327,10 @@ transmit::PacketContents Connection::write_frames(EncryptionLevel level,
   sent_frames_.begin_packet();
   PendingPacket pending;
 
-  if (mtu_probe_size_ != 0) {
+  if (burst.mtu_probe_size != 0) {
     // A PMTU probe: PING, padded by the builder to exactly the probe size
     // (RFC 9000 §14.4); nothing else, so its loss costs no data.
-    wire::Frame ping;
-    ping.type = wire::FrameType::kPing;
-    if (encode(frames, ping)) {
-      contents.ack_eliciting = true;
-      contents.in_flight = true;
+    if (write_ping(frames, contents)) {
       contents.pad_to_segment = true;
       pending.mtu_probe = true;
     }
@@ -317,65 +340,12 @@ transmit::PacketContents Connection::write_frames(EncryptionLevel level,
       close_levels_pending_ &= static_cast<uint8_t>(~(1u << static_cast<unsigned>(level)));
     }
   } else {
-    if (level != EncryptionLevel::kEarlyData && sp.acks.has_received() && !sp.ack_in_burst &&
-        (sp.acks.has_ack_to_send() || sp.acks.ack_required(now_))) {
-      const uint64_t largest = sp.acks.largest_received();
-      if (sp.acks.write_ack_frame(frames, now_) != 0) {
-        pending.ack_written = true;
-        sp.ack_in_burst = true;
-        sent_frames_.add(SentFrame{.offset = largest, .type = SentFrameType::kAck});
-        if (level == EncryptionLevel::kApplication) keys_.on_ack_sent(largest);
-      }
-    }
+    write_ack(burst, level, sp, frames, pending);
     const bool probe =
-        level != EncryptionLevel::kEarlyData && sp.probes_in_burst < loss_.probes_pending(space_id);
+        level != EncryptionLevel::kEarlyData &&
+        burst.probes_written[static_cast<size_t>(space_id)] < loss_.probes_pending(space_id);
     if (allowance.ack_eliciting || probe) {
-      const size_t before = writer.written();
-      if (level == EncryptionLevel::kEarlyData) {
-        write_stream_frames(writer, contents);
-      } else {
-        if (level == EncryptionLevel::kApplication) {
-          if (paths_.response_due(burst_path_) && paths_.write_path_response(burst_path_, frames)) {
-            contents.needs_initial_padding = true;  // RFC 9000 §8.2.2: 1200 bytes
-          }
-          if (paths_.challenge_due(burst_path_) &&
-              paths_.write_path_challenge(burst_path_, frames)) {
-            paths_.on_challenge_sent(burst_path_);
-            sent_frames_.add(
-                SentFrame{.stream_id = burst_path_, .type = SentFrameType::kPathChallenge});
-            contents.needs_initial_padding = true;  // RFC 9000 §8.2.1
-            pending.path_challenge = true;
-          }
-        }
-        // A second probe repeats the unacknowledged CRYPTO data when the
-        // first one carried all of it (RFC 9002 §6.2.4: two probes so that a
-        // single loss does not cost another, doubled, PTO).
-        if (probe && sp.probes_in_burst != 0 && sp.crypto_lost.empty() &&
-            level != EncryptionLevel::kApplication) {
-          for (const RangeSet::Range& range : sp.crypto_in_flight.ranges()) {
-            sp.crypto_lost.insert(range.begin, range.end);
-          }
-          sp.crypto_in_flight.clear();
-        }
-        if (!path_frames_only_) write_crypto_frames(level, writer, contents);
-        if (level == EncryptionLevel::kApplication && burst_path_ == active_path_ &&
-            !path_frames_only_) {
-          write_control_frames(writer, contents);
-          write_stream_frames(writer, contents);
-        }
-      }
-      const bool wrote_eliciting = writer.written() != before;
-      if (probe && !wrote_eliciting) {
-        wire::Frame ping;
-        ping.type = wire::FrameType::kPing;
-        (void)encode(frames, ping);
-      }
-      if (writer.written() != before) {
-        contents.ack_eliciting = true;
-        contents.in_flight = true;
-        pending.probe = probe;
-        if (probe) ++sp.probes_in_burst;
-      }
+      write_eliciting_frames(burst, level, sp, writer, probe, contents, pending);
     }
     // RFC 9000 §13.2.4: the peer need not acknowledge ACK-only packets, and
     // each stays in the sent-packet ring until a later packet is
@@ -384,27 +354,105 @@ transmit::PacketContents Connection::write_frames(EncryptionLevel level,
     // one acknowledged.
     if (level == EncryptionLevel::kApplication && pending.ack_written && !contents.ack_eliciting &&
         allowance.ack_eliciting && sp.ack_only_run >= kMaxAckOnlyRun) {
-      wire::Frame ping;
-      ping.type = wire::FrameType::kPing;
-      if (encode(frames, ping)) {
-        contents.ack_eliciting = true;
-        contents.in_flight = true;
-      }
+      (void)write_ping(frames, contents);
     }
   }
   if (writer.written() == 0) {
     sent_frames_.abandon_packet();
     return contents;
   }
+  finish_packet(burst, level, sp, frames, contents, pending);
+  return contents;
+}
+
+bool Connection::write_ping(wire::ByteWriter& frames, transmit::PacketContents& contents) {
+  wire::Frame ping;
+  ping.type = wire::FrameType::kPing;
+  if (!encode(frames, ping)) return false;
+  contents.ack_eliciting = true;
+  contents.in_flight = true;
+  return true;
+}
+
+DPQUIC_INLINE_STEP void Connection::write_ack(Burst& burst, EncryptionLevel level, Space& sp,
+                                              wire::ByteWriter& frames, PendingPacket& pending) {
+  bool& ack_written = burst.ack_written[static_cast<size_t>(space_of_level(level))];
+  if (level == EncryptionLevel::kEarlyData || !sp.acks.has_received() || ack_written ||
+      !(sp.acks.has_ack_to_send() || sp.acks.ack_required(burst.now))) {
+    return;
+  }
+  const uint64_t largest = sp.acks.largest_received();
+  if (sp.acks.write_ack_frame(frames, burst.now) == 0) return;
+  pending.ack_written = true;
+  ack_written = true;
+  sent_frames_.add(SentFrame{.offset = largest, .type = SentFrameType::kAck});
+  if (level == EncryptionLevel::kApplication) keys_.on_ack_sent(largest);
+}
+
+DPQUIC_INLINE_STEP void Connection::write_eliciting_frames(
+    Burst& burst, EncryptionLevel level, Space& sp, transmit::PacketPayloadWriter& writer,
+    bool probe, transmit::PacketContents& contents, PendingPacket& pending) {
+  const size_t before = writer.written();
+  size_t& probes_written = burst.probes_written[static_cast<size_t>(space_of_level(level))];
+  if (level == EncryptionLevel::kEarlyData) {
+    write_stream_frames(writer, contents);
+  } else {
+    if (level == EncryptionLevel::kApplication)
+      write_path_frames(burst, writer.frames(), contents, pending);
+    // A second probe repeats the unacknowledged CRYPTO data when the first
+    // one carried all of it (RFC 9002 §6.2.4: two probes so that a single
+    // loss does not cost another, doubled, PTO).
+    if (probe && probes_written != 0 && sp.crypto_lost.empty() &&
+        level != EncryptionLevel::kApplication) {
+      for (const RangeSet::Range& range : sp.crypto_in_flight.ranges()) {
+        sp.crypto_lost.insert(range.begin, range.end);
+      }
+      sp.crypto_in_flight.clear();
+    }
+    if (!burst.path_frames_only) write_crypto_frames(level, writer, contents);
+    if (level == EncryptionLevel::kApplication && burst.path == active_path_ &&
+        !burst.path_frames_only) {
+      write_control_frames(writer, contents);
+      write_stream_frames(writer, contents);
+    }
+  }
+  if (probe && writer.written() == before) (void)write_ping(writer.frames(), contents);
+  if (writer.written() != before) {
+    contents.ack_eliciting = true;
+    contents.in_flight = true;
+    pending.probe = probe;
+    if (probe) ++probes_written;
+  }
+}
+
+DPQUIC_INLINE_STEP void Connection::write_path_frames(const Burst& burst, wire::ByteWriter& frames,
+                                                      transmit::PacketContents& contents,
+                                                      PendingPacket& pending) {
+  if (paths_.response_due(burst.path) && paths_.write_path_response(burst.path, frames)) {
+    contents.needs_initial_padding = true;  // RFC 9000 §8.2.2: 1200 bytes
+  }
+  if (paths_.challenge_due(burst.path) && paths_.write_path_challenge(burst.path, frames)) {
+    paths_.on_challenge_sent(burst.path);
+    sent_frames_.add(SentFrame{.stream_id = burst.path, .type = SentFrameType::kPathChallenge});
+    contents.needs_initial_padding = true;  // RFC 9000 §8.2.1
+    pending.path_challenge = true;
+  }
+}
+
+DPQUIC_INLINE_STEP void Connection::finish_packet(Burst& burst, EncryptionLevel level, Space& sp,
+                                                  const wire::ByteWriter& frames,
+                                                  transmit::PacketContents& contents,
+                                                  PendingPacket& pending) {
   if (level == EncryptionLevel::kInitial &&
       (role_ == wire::Role::kClient || contents.ack_eliciting)) {
     contents.needs_initial_padding = true;  // RFC 9000 §14.1
   }
   if (tracer_) {
-    tracer_->on_packet_built(now_, packet_type_of(level), sp.next_packet_number, frames.written());
+    tracer_->on_packet_built(burst.now, packet_type_of(level), sp.next_packet_number,
+                             frames.written());
   }
   pending.frames = sent_frames_.end_packet();
-  pending_[pending_count_++] = pending;
+  pending_[burst.pending_count++] = pending;
   ++sp.next_packet_number;
   // RFC 9000 §21.4: a 1-RTT packet number skipped now and then exposes a peer
   // acknowledging packets it never received (an optimistic ACK, to inflate
@@ -418,7 +466,6 @@ transmit::PacketContents Connection::write_frames(EncryptionLevel level,
       ++sp.next_packet_number;
     }
   }
-  return contents;
 }
 
 void Connection::write_crypto_frames(EncryptionLevel level, transmit::PacketPayloadWriter& writer,
@@ -479,24 +526,7 @@ void Connection::write_control_frames(transmit::PacketPayloadWriter& writer,
       sent_frames_.add(SentFrame{.type = SentFrameType::kHandshakeDone});
     }
   }
-  if (new_token_pending_ && core_.address_tokens != nullptr) {
-    std::array<uint8_t, crypto::kMaxAddressTokenLength> token;
-    std::array<uint8_t, SocketAddress::kEncodedMax> address;
-    const size_t address_length = paths_.path(active_path_).addresses.remote.encode(address);
-    const size_t length = core_.address_tokens->issue(crypto::AddressTokenType::kNewToken,
-                                                      {address.data(), address_length},
-                                                      original_dcid_, now_us(now_), token);
-    if (length != 0) {
-      frame.type = wire::FrameType::kNewToken;
-      frame.new_token.token = {token.data(), length};
-      if (encode(frames, frame)) {
-        new_token_pending_ = false;
-        sent_frames_.add(SentFrame{.type = SentFrameType::kNewToken});
-      }
-    } else {
-      new_token_pending_ = false;
-    }
-  }
+  if (new_token_pending_ && core_.address_tokens != nullptr) write_new_token(frames);
   if (max_data_pending_ || receive_window_.update_due()) {
     const uint64_t limit = receive_window_.next_limit();
     frame.type = wire::FrameType::kMaxData;
@@ -507,31 +537,8 @@ void Connection::write_control_frames(transmit::PacketPayloadWriter& writer,
       sent_frames_.add(SentFrame{.offset = limit, .type = SentFrameType::kMaxData});
     }
   }
-  for (const StreamDirection direction :
-       {StreamDirection::kBidirectional, StreamDirection::kUnidirectional}) {
-    const bool bidi = direction == StreamDirection::kBidirectional;
-    if (stream_limits_.max_streams_due(direction)) {
-      const uint64_t value = stream_limits_.next_max_streams(direction);
-      frame.type = bidi ? wire::FrameType::kMaxStreamsBidi : wire::FrameType::kMaxStreamsUni;
-      frame.max_streams.maximum_streams = value;
-      if (encode(frames, frame)) {
-        const uint64_t before = stream_limits_.advertised_max_streams(direction);
-        stream_limits_.on_max_streams_sent(direction, value);
-        if (stream_limits_.advertised_max_streams(direction) > before) {
-          push_event({ConnectionEventType::kPeerStreamLimit});
-        }
-        sent_frames_.add(SentFrame{
-            .offset = value,
-            .type = bidi ? SentFrameType::kMaxStreamsBidi : SentFrameType::kMaxStreamsUni});
-      }
-    }
-    if (stream_limits_.streams_blocked_due(direction)) {
-      frame.type =
-          bidi ? wire::FrameType::kStreamsBlockedBidi : wire::FrameType::kStreamsBlockedUni;
-      frame.streams_blocked.maximum_streams = stream_limits_.streams_blocked_value(direction);
-      if (encode(frames, frame)) stream_limits_.on_streams_blocked_sent(direction);
-    }
-  }
+  write_stream_limit_frames(frames, StreamDirection::kBidirectional);
+  write_stream_limit_frames(frames, StreamDirection::kUnidirectional);
   uint64_t sequence = 0;
   while (local_cids_.new_cid_frame_due() && local_cids_.write_new_cid_frame(frames, sequence)) {
     sent_frames_.add(SentFrame{.offset = sequence, .type = SentFrameType::kNewConnectionId});
@@ -544,14 +551,59 @@ void Connection::write_control_frames(transmit::PacketPayloadWriter& writer,
     frame.data_blocked.maximum_data = send_credit_.limit();
     if (encode(frames, frame)) send_credit_.on_blocked_frame_sent();
   }
-  while (datagrams_out_count_ != 0) {
-    const QueuedDatagram& queued = datagrams_out_[datagrams_out_head_];
+  while (!datagrams_out_.empty()) {
+    const QueuedDatagram& queued = datagrams_out_.front();
     frame.type = wire::FrameType::kDatagram;
     frame.datagram.data = {queued.bytes.data(), queued.length};
     frame.datagram.has_length = true;
     if (!encode(frames, frame)) break;  // next packet
-    datagrams_out_head_ = (datagrams_out_head_ + 1) % datagrams_out_.size();
-    --datagrams_out_count_;
+    datagrams_out_.pop();
+  }
+}
+
+void Connection::write_new_token(wire::ByteWriter& frames) {
+  std::array<uint8_t, crypto::kMaxAddressTokenLength> token;
+  std::array<uint8_t, SocketAddress::kEncodedMax> address;
+  const size_t address_length = paths_.path(active_path_).addresses.remote.encode(address);
+  const size_t length = core_.address_tokens->issue(crypto::AddressTokenType::kNewToken,
+                                                    {address.data(), address_length},
+                                                    original_dcid_, now_us(now_), token);
+  if (length == 0) {
+    new_token_pending_ = false;
+    return;
+  }
+  wire::Frame frame;
+  frame.type = wire::FrameType::kNewToken;
+  frame.new_token.token = {token.data(), length};
+  if (encode(frames, frame)) {
+    new_token_pending_ = false;
+    sent_frames_.add(SentFrame{.type = SentFrameType::kNewToken});
+  }
+}
+
+DPQUIC_INLINE_STEP void Connection::write_stream_limit_frames(wire::ByteWriter& frames,
+                                                              StreamDirection direction) {
+  const bool bidi = direction == StreamDirection::kBidirectional;
+  wire::Frame frame;
+  if (stream_limits_.max_streams_due(direction)) {
+    const uint64_t value = stream_limits_.next_max_streams(direction);
+    frame.type = bidi ? wire::FrameType::kMaxStreamsBidi : wire::FrameType::kMaxStreamsUni;
+    frame.max_streams.maximum_streams = value;
+    if (encode(frames, frame)) {
+      const uint64_t before = stream_limits_.advertised_max_streams(direction);
+      stream_limits_.on_max_streams_sent(direction, value);
+      if (stream_limits_.advertised_max_streams(direction) > before) {
+        push_event({ConnectionEventType::kPeerStreamLimit});
+      }
+      sent_frames_.add(
+          SentFrame{.offset = value,
+                    .type = bidi ? SentFrameType::kMaxStreamsBidi : SentFrameType::kMaxStreamsUni});
+    }
+  }
+  if (stream_limits_.streams_blocked_due(direction)) {
+    frame.type = bidi ? wire::FrameType::kStreamsBlockedBidi : wire::FrameType::kStreamsBlockedUni;
+    frame.streams_blocked.maximum_streams = stream_limits_.streams_blocked_value(direction);
+    if (encode(frames, frame)) stream_limits_.on_streams_blocked_sent(direction);
   }
 }
 
@@ -583,15 +635,57 @@ bool Connection::write_close_frame(EncryptionLevel level, wire::ByteWriter& writ
   return encode(writer, frame);
 }
 
-void Connection::on_packet_sent(const transmit::SentPacketInfo& info) {
+DPQUIC_INLINE_STEP void Connection::on_packet_sent(Burst& burst,
+                                                   const transmit::SentPacketInfo& info) {
   if (tracer_) {
-    tracer_->on_packet_sent(now_, packet_type_of(info.level), info.packet_number, info.size);
+    tracer_->on_packet_sent(burst.now, packet_type_of(info.level), info.packet_number, info.size);
   }
-  const PendingPacket pending = pending_[pending_sent_++];
+  const PendingPacket pending = pending_[burst.pending_sent++];
+  if (!track_sent_packet(burst, info, pending)) return;
   const PacketNumberSpace space_id = space_of_level(info.level);
   Space& sp = space(space_id);
+  if (pending.mtu_probe) {
+    path_mtu_.on_probe_sent(burst.now, info.packet_number, burst.mtu_probe_size,
+                            loss_.pto_duration(PacketNumberSpace::kApplication));
+  }
+  if (pending.ack_written) (void)sp.acks.on_ack_sent(burst.now);
+  sp.ack_only_run = info.ack_eliciting ? 0 : sp.ack_only_run + 1;
+  if (pending.probe && info.ack_eliciting) loss_.on_probe_sent(space_id);
+  ecn_.on_packet_sent(space_id, burst.ecn_marked);
+  if (burst.ecn_marked) ecn_marked_[static_cast<size_t>(space_id)].add(info.packet_number);
+  // A 1-RTT packet ends its datagram, so its size alone reaching 1200 bytes
+  // shows the datagram did (RFC 9000 §8.2.1).
+  if (pending.path_challenge && info.size >= wire::kMinInitialDatagramSize) {
+    paths_.path(burst.path).challenge_padded = true;
+  }
+  if (info.ack_eliciting) {
+    // RFC 9000 §10.1: the idle timer restarts on the first ack-eliciting
+    // packet sent after a packet was received.
+    if (!ack_eliciting_since_receive_) reset_idle_timer(burst.now);
+    ack_eliciting_since_receive_ = true;
+    if (config_.keep_alive_interval != 0 && handshake_confirmed_) {
+      keep_alive_deadline_ = burst.now + config_.keep_alive_interval;
+    }
+  }
+  if (space_id == PacketNumberSpace::kApplication && info.level == EncryptionLevel::kApplication) {
+    ++packets_under_key_;
+    if (!first_packet_in_phase_) first_packet_in_phase_ = info.packet_number;
+  }
+  ++stats_.packets_sent;
+  // RFC 9001 §4.9.1: a client drops Initial keys when it first sends a
+  // Handshake packet.
+  if (role_ == wire::Role::kClient && info.level == EncryptionLevel::kHandshake &&
+      !initial_discarded_) {
+    discard_space(burst.now, PacketNumberSpace::kInitial);
+  }
+}
+
+DPQUIC_INLINE_STEP bool Connection::track_sent_packet(const Burst& burst,
+                                                      const transmit::SentPacketInfo& info,
+                                                      const PendingPacket& pending) {
+  const PacketNumberSpace space_id = space_of_level(info.level);
   recovery::SentPacket record;
-  record.time_sent = now_;
+  record.time_sent = burst.now;
   record.frames = pending.frames;
   record.size = static_cast<uint16_t>(info.size);
   record.ack_eliciting = info.ack_eliciting;
@@ -604,54 +698,19 @@ void Connection::on_packet_sent(const transmit::SentPacketInfo& info) {
     record.ack_eliciting = false;
     record.in_flight = false;
   }
-  if (!loss_.on_packet_sent(now_, space_id, info.packet_number, record)) {
-    if (sp.discarded) {
-      // Sent after its keys were dropped in this burst: nothing to track.
-      sent_frames_.consume(pending.frames, [](const SentFrame&) {});
-      return;
-    }
-    // The sent-packet ring is at its bound: the packet could never be
-    // acknowledged or declared lost, so its frames would be stranded.
-    enter_closing(
-        now_,
-        transport_error(wire::TransportErrorCode::kInternalError, "too many packets in flight"),
-        false, 0);
-    return;
+  if (loss_.on_packet_sent(burst.now, space_id, info.packet_number, record)) return true;
+  if (space(space_id).discarded) {
+    // Sent after its keys were dropped in this burst: nothing to track.
+    sent_frames_.consume(pending.frames, [](const SentFrame&) {});
+    return false;
   }
-  if (pending.mtu_probe) {
-    path_mtu_.on_probe_sent(now_, info.packet_number, mtu_probe_size_,
-                            loss_.pto_duration(PacketNumberSpace::kApplication));
-  }
-  if (pending.ack_written) (void)sp.acks.on_ack_sent(now_);
-  sp.ack_only_run = info.ack_eliciting ? 0 : sp.ack_only_run + 1;
-  if (pending.probe && info.ack_eliciting) loss_.on_probe_sent(space_id);
-  ecn_.on_packet_sent(space_id, burst_ecn_marked_);
-  if (burst_ecn_marked_) ecn_marked_[static_cast<size_t>(space_id)].add(info.packet_number);
-  // A 1-RTT packet ends its datagram, so its size alone reaching 1200 bytes
-  // shows the datagram did (RFC 9000 §8.2.1).
-  if (pending.path_challenge && info.size >= wire::kMinInitialDatagramSize) {
-    paths_.path(burst_path_).challenge_padded = true;
-  }
-  if (info.ack_eliciting) {
-    // RFC 9000 §10.1: the idle timer restarts on the first ack-eliciting
-    // packet sent after a packet was received.
-    if (!ack_eliciting_since_receive_) reset_idle_timer(now_);
-    ack_eliciting_since_receive_ = true;
-    if (config_.keep_alive_interval != 0 && handshake_confirmed_) {
-      keep_alive_deadline_ = now_ + config_.keep_alive_interval;
-    }
-  }
-  if (space_id == PacketNumberSpace::kApplication && info.level == EncryptionLevel::kApplication) {
-    ++packets_under_key_;
-    if (!first_packet_in_phase_) first_packet_in_phase_ = info.packet_number;
-  }
-  ++stats_.packets_sent;
-  // RFC 9001 §4.9.1: a client drops Initial keys when it first sends a
-  // Handshake packet.
-  if (role_ == wire::Role::kClient && info.level == EncryptionLevel::kHandshake &&
-      !initial_discarded_) {
-    discard_space(now_, PacketNumberSpace::kInitial);
-  }
+  // The sent-packet ring is at its bound: the packet could never be
+  // acknowledged or declared lost, so its frames would be stranded.
+  enter_closing(
+      burst.now,
+      transport_error(wire::TransportErrorCode::kInternalError, "too many packets in flight"),
+      false, 0);
+  return false;
 }
 
 void Connection::MarkedRanges::add(uint64_t packet_number) {

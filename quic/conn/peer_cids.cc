@@ -158,10 +158,28 @@ TransportError PeerConnectionIds::on_new_connection_id(const wire::NewConnection
     return transport_error(TransportErrorCode::kFrameEncodingError,
                            "NEW_CONNECTION_ID connection ID length not 1..20", kNewCidFrameType);
   }
-  const wire::ConnectionId cid(frame.connection_id);
-
-  // Repeats and conflicts with the CIDs we hold.
   bool repeat = false;
+  if (TransportError error = check_repeat(frame, repeat)) return error;
+  // Received before and retired since: a retransmission, never reused.
+  const bool already_retired = !repeat && seen(frame.sequence_number);
+  // An increased Retire Prior To retires first, then the new CID is added
+  // (§5.1.2), so a peer may replace all CIDs without exceeding our limit.
+  if (frame.retire_prior_to > largest_retire_prior_to_) {
+    if (TransportError error = retire_prior_to(frame.retire_prior_to)) return error;
+  }
+  if (!repeat && !already_retired) {
+    if (TransportError error = add_new(frame)) return error;
+  }
+  if (!has_active_ && !activate_lowest()) {
+    return transport_error(TransportErrorCode::kProtocolViolation,
+                           "NEW_CONNECTION_ID retires every connection ID", kNewCidFrameType);
+  }
+  return {};
+}
+
+TransportError PeerConnectionIds::check_repeat(const wire::NewConnectionIdFrame& frame,
+                                               bool& repeat) const {
+  const wire::ConnectionId cid(frame.connection_id);
   for (const Slot& slot : slots_) {
     if (!slot.live) continue;
     if (slot.sequence == frame.sequence_number) {
@@ -175,55 +193,44 @@ TransportError PeerConnectionIds::on_new_connection_id(const wire::NewConnection
                              "NEW_CONNECTION_ID reuses a connection ID", kNewCidFrameType);
     }
   }
-  // Received before and retired since: a retransmission, never reused.
-  const bool already_retired = !repeat && seen(frame.sequence_number);
+  return {};
+}
 
-  // An increased Retire Prior To retires first, then the new CID is added
-  // (§5.1.2), so a peer may replace all CIDs without exceeding our limit.
-  if (frame.retire_prior_to > largest_retire_prior_to_) {
-    largest_retire_prior_to_ = frame.retire_prior_to;
-    bool active_retired = false;
-    for (size_t i = 0; i < slots_.size(); ++i) {
-      Slot& slot = slots_[i];
-      if (!slot.live || slot.sequence >= largest_retire_prior_to_) continue;
-      if (has_active_ && i == active_slot_) active_retired = true;
-      if (!retire_slot(slot)) {
-        return transport_error(TransportErrorCode::kConnectionIdLimitError,
-                               "too many unacknowledged connection ID retirements",
-                               kNewCidFrameType);
-      }
-    }
-    if (active_retired) has_active_ = false;
-  }
-
-  if (!repeat && !already_retired) {
-    mark_seen(frame.sequence_number);
-    if (frame.sequence_number < largest_retire_prior_to_) {
-      // Already retired by an earlier Retire Prior To (§19.15).
-      if (!queue_retirement(frame.sequence_number)) {
-        return transport_error(TransportErrorCode::kConnectionIdLimitError,
-                               "too many unacknowledged connection ID retirements",
-                               kNewCidFrameType);
-      }
-    } else {
-      Slot* slot = free_slot();
-      if (slot == nullptr) {
-        return transport_error(TransportErrorCode::kConnectionIdLimitError,
-                               "peer exceeds active_connection_id_limit", kNewCidFrameType);
-      }
-      *slot = Slot{};
-      slot->live = true;
-      slot->sequence = frame.sequence_number;
-      slot->cid = cid;
-      slot->reset_token = frame.stateless_reset_token;
-      slot->has_token = true;
+TransportError PeerConnectionIds::retire_prior_to(uint64_t value) {
+  largest_retire_prior_to_ = value;
+  bool active_retired = false;
+  for (size_t i = 0; i < slots_.size(); ++i) {
+    Slot& slot = slots_[i];
+    if (!slot.live || slot.sequence >= largest_retire_prior_to_) continue;
+    if (has_active_ && i == active_slot_) active_retired = true;
+    if (!retire_slot(slot)) {
+      return transport_error(TransportErrorCode::kConnectionIdLimitError,
+                             "too many unacknowledged connection ID retirements", kNewCidFrameType);
     }
   }
+  if (active_retired) has_active_ = false;
+  return {};
+}
 
-  if (!has_active_ && !activate_lowest()) {
-    return transport_error(TransportErrorCode::kProtocolViolation,
-                           "NEW_CONNECTION_ID retires every connection ID", kNewCidFrameType);
+TransportError PeerConnectionIds::add_new(const wire::NewConnectionIdFrame& frame) {
+  mark_seen(frame.sequence_number);
+  if (frame.sequence_number < largest_retire_prior_to_) {
+    // Already retired by an earlier Retire Prior To (§19.15).
+    if (queue_retirement(frame.sequence_number)) return {};
+    return transport_error(TransportErrorCode::kConnectionIdLimitError,
+                           "too many unacknowledged connection ID retirements", kNewCidFrameType);
   }
+  Slot* slot = free_slot();
+  if (slot == nullptr) {
+    return transport_error(TransportErrorCode::kConnectionIdLimitError,
+                           "peer exceeds active_connection_id_limit", kNewCidFrameType);
+  }
+  *slot = Slot{};
+  slot->live = true;
+  slot->sequence = frame.sequence_number;
+  slot->cid = wire::ConnectionId(frame.connection_id);
+  slot->reset_token = frame.stateless_reset_token;
+  slot->has_token = true;
   return {};
 }
 

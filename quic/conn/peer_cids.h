@@ -133,6 +133,13 @@ class PeerConnectionIds {
 
   Slot* find_live(uint64_t sequence);
   Slot* free_slot();
+  // NEW_CONNECTION_ID's steps: a frame for a sequence we hold must repeat
+  // it exactly (`repeat` set), and no other sequence may carry its CID; an
+  // increased Retire Prior To retires what is below it; a new sequence is
+  // held, or retired at once when already below Retire Prior To.
+  TransportError check_repeat(const wire::NewConnectionIdFrame& frame, bool& repeat) const;
+  TransportError retire_prior_to(uint64_t value);
+  TransportError add_new(const wire::NewConnectionIdFrame& frame);
   // Queues a RETIRE_CONNECTION_ID for `sequence` (once); false when the bound
   // would be exceeded.
   bool queue_retirement(uint64_t sequence);

@@ -53,7 +53,7 @@ class SentFrameLog {
  public:
   // The ring doubles when full and keeps its size: a busy connection grows
   // it once to what its window needs; an idle one keeps the small start
-  // (memory per idle connection, issue 9).
+  // (memory per idle connection).
   explicit SentFrameLog(size_t initial_capacity = 32);
 
   // Appends a record to the packet being built; begin_packet() first.

@@ -22,6 +22,11 @@ constexpr bool is_server_initiated(uint64_t id) { return (id & 0x1) != 0; }
 constexpr bool is_unidirectional(uint64_t id) { return (id & 0x2) != 0; }
 constexpr bool is_bidirectional(uint64_t id) { return (id & 0x2) == 0; }
 
+// Three of the four stream types (RFC 9000 Table 1).
+constexpr bool is_client_bidirectional(uint64_t id) { return (id & 0x3) == 0x0; }
+constexpr bool is_client_unidirectional(uint64_t id) { return (id & 0x3) == 0x2; }
+constexpr bool is_server_unidirectional(uint64_t id) { return (id & 0x3) == 0x3; }
+
 constexpr StreamDirection stream_direction(uint64_t id) {
   return is_unidirectional(id) ? StreamDirection::kUnidirectional : StreamDirection::kBidirectional;
 }

@@ -75,12 +75,12 @@ Endpoint::Endpoint(const EndpointConfig& config, const crypto::MbManager& mb,
   for (size_t i = config.max_connections; i-- > 0;) {
     free_slots_.push_back(static_cast<ConnectionHandle>(i));
   }
-  transmit_queue_ = conn::SlotQueue(config.max_connections);
-  event_queue_ = conn::SlotQueue(config.max_connections);
+  transmit_queue_.reset(config.max_connections);
+  event_queue_.reset(config.max_connections);
   timers_.reserve(config.max_connections);
   due_timers_.resize(config.max_connections);  // a heap entry per connection at most
   evicted_closes_.reserve(config.max_connections);
-  replies_.resize(kStatelessReplySlots);
+  replies_.reset(kStatelessReplySlots);
   initial_scratch_.resize(65536);  // any UDP datagram
 }
 
@@ -106,17 +106,7 @@ void Endpoint::handle_datagram(Instant now, const conn::PathAddresses& path,
   if (header.long_header && !header.known_version) {
     if (config_.role == wire::Role::kServer &&
         should_send_version_negotiation(header, bytes.size())) {
-      if (StatelessReply* reply = reserve_reply(now, true)) {
-        const size_t length =
-            write_version_negotiation(header.dcid, header.scid, config_.connection.versions,
-                                      random_.next_u64(), reply->bytes);
-        if (length != 0) {
-          reply->path = path;
-          reply->length = static_cast<uint16_t>(length);
-          ++replies_count_;
-          ++stats_.version_negotiations_sent;
-        }
-      }
+      (void)send_version_negotiation(now, path, header);
     } else {
       ++stats_.datagrams_dropped;
     }
@@ -183,10 +173,10 @@ void Endpoint::handle_timeout(Instant now) {
 bool Endpoint::poll_transmit(Instant now, const transmit::BurstBuffers& buffers,
                              transmit::BurstDescriptor& out, conn::PathAddresses& path) {
   out.datagram_count = 0;
-  while (replies_count_ != 0) {
-    const StatelessReply& reply = replies_[replies_head_];
-    replies_head_ = (replies_head_ + 1) % replies_.size();
-    --replies_count_;
+  while (!replies_.empty()) {
+    // Stays valid after pop(): nothing is pushed before it is copied out.
+    const StatelessReply& reply = replies_.front();
+    replies_.pop();
     if (buffers.datagrams.empty() || buffers.capacity < reply.length) {
       ++stats_.stateless_replies_dropped;  // the caller's buffers cannot hold it
       continue;
@@ -265,88 +255,14 @@ std::optional<ConnectionHandle> Endpoint::connect(Instant now, const conn::PathA
   return handle;
 }
 
-Connection* Endpoint::connection(ConnectionHandle handle) {
-  if (handle >= slots_.size() || !slots_[handle]) return nullptr;
-  return slots_[handle]->connection.get();
-}
-
-void Endpoint::wake(ConnectionHandle handle) {
-  if (connection(handle) != nullptr) after_call(handle);
-}
-
-std::optional<uint64_t> Endpoint::open_stream(ConnectionHandle handle,
-                                              conn::StreamDirection direction) {
-  Connection* c = connection(handle);
-  if (c == nullptr) return std::nullopt;
-  auto id = c->open_stream(direction);
-  after_call(handle);
-  return id;
-}
-
-conn::SendResult Endpoint::send(ConnectionHandle handle, uint64_t stream_id, transmit::Chunk chunk,
-                                bool fin) {
-  Connection* c = connection(handle);
-  if (c == nullptr) return conn::SendResult::kClosed;
-  const conn::SendResult result = c->send(stream_id, std::move(chunk), fin);
-  after_call(handle);
-  return result;
-}
-
-size_t Endpoint::read(ConnectionHandle handle, uint64_t stream_id, std::span<uint8_t> out,
-                      bool& fin) {
-  fin = false;
-  Connection* c = connection(handle);
-  if (c == nullptr) return 0;
-  const size_t n = c->read(stream_id, out, fin);
-  after_call(handle);
-  return n;
-}
-
-bool Endpoint::set_stream_priority(ConnectionHandle handle, uint64_t stream_id,
-                                   const conn::StreamPriority& priority) {
-  Connection* c = connection(handle);
-  if (c == nullptr) return false;
-  const bool set = c->set_stream_priority(stream_id, priority);
-  after_call(handle);
-  return set;
-}
-
-uint64_t Endpoint::peer_stream_limit(ConnectionHandle handle, conn::StreamDirection direction) {
-  const Connection* c = connection(handle);
-  return c == nullptr ? 0 : c->stream_limits().advertised_max_streams(direction);
-}
-
-uint64_t Endpoint::peer_open_streams(ConnectionHandle handle, conn::StreamDirection direction) {
-  const Connection* c = connection(handle);
-  return c == nullptr ? 0 : c->stream_limits().peer_live_count(direction);
-}
-
-bool Endpoint::peer_unresponsive(ConnectionHandle handle, Instant now) {
-  const Connection* c = connection(handle);
-  return c != nullptr && c->peer_unresponsive(now);
-}
-
-bool Endpoint::is_open(ConnectionHandle handle) {
-  const Connection* c = connection(handle);
-  return c != nullptr && c->is_open();
-}
-
-void Endpoint::close(Instant now, ConnectionHandle handle, uint64_t error_code,
-                     const char* reason) {
-  Connection* c = connection(handle);
-  if (c == nullptr) return;
-  c->close(now, error_code, true, reason);
-  after_call(handle);
-}
-
 void Endpoint::reset_connections() {
   for (auto& slot : slots_) {
     if (!slot) continue;
     if (slot->connection) free_slot(slot->handle);
     slot->in_event_queue = false;
   }
-  while (!transmit_queue_.empty()) transmit_queue_.pop();
-  while (!event_queue_.empty()) event_queue_.pop();
+  transmit_queue_.clear();
+  event_queue_.clear();
   evicted_closes_.clear();
   evicted_closes_read_ = 0;
 }

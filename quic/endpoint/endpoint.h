@@ -42,11 +42,11 @@
 #include "quic/conn/connection.h"
 #include "quic/conn/connection_config.h"
 #include "quic/conn/random.h"
-#include "quic/conn/slot_queue.h"
 #include "quic/endpoint/cid_table.h"
 #include "quic/endpoint/half_open_list.h"
 #include "quic/endpoint/rate_limiter.h"
 #include "quic/endpoint/retry_policy.h"
+#include "quic/fixed_ring.h"
 #include "quic/recovery/ack_processing.h"
 #include "quic/recovery/sent_packet_pool.h"
 #include "quic/transmit/burst_builder.h"
@@ -142,8 +142,10 @@ class Endpoint {
                                           std::string_view server_name,
                                           uint32_t version = 0x00000001,
                                           uint32_t negotiated_from = 0);
-  // The connection behind a handle (null once freed). After calling it
-  // directly, call wake(handle) so the endpoint polls it again.
+  // The connection behind a handle (null once freed), for tests and
+  // diagnostic tools that inspect it. After changing it directly, call
+  // wake(handle) so the endpoint polls it again. Applications use the verbs
+  // and queries below, which need neither.
   conn::Connection* connection(ConnectionHandle handle);
   void wake(ConnectionHandle handle);
   std::optional<uint64_t> open_stream(ConnectionHandle handle, conn::StreamDirection direction);
@@ -163,10 +165,25 @@ class Endpoint {
   // side, data still unacknowledged or unread); 0 without such a
   // connection. A drained connection has none.
   uint64_t peer_open_streams(ConnectionHandle handle, conn::StreamDirection direction);
-  // Connection::peer_unresponsive and Connection::is_open; false without
-  // such a connection.
+  // RESET_STREAM and STOP_SENDING (RFC 9000 §19.4, §19.5); false without
+  // such a stream.
+  bool reset_stream(ConnectionHandle handle, uint64_t stream_id, uint64_t error_code);
+  bool stop_sending(ConnectionHandle handle, uint64_t stream_id, uint64_t error_code);
+
+  // Queries: false, 0 or empty without such a connection.
+  // A connection is behind the handle (until its kClosed has been polled).
+  bool exists(ConnectionHandle handle);
+  // Connection::peer_unresponsive, is_open (handshake or established) and
+  // is_established.
   bool peer_unresponsive(ConnectionHandle handle, Instant now);
   bool is_open(ConnectionHandle handle);
+  bool is_established(ConnectionHandle handle);
+  // The ALPN protocol the handshake chose; empty before that.
+  std::string_view alpn(ConnectionHandle handle);
+  // What the stream may queue now (Connection::stream_writable_bytes).
+  uint64_t stream_writable_bytes(ConnectionHandle handle, uint64_t stream_id);
+  Duration smoothed_rtt(ConnectionHandle handle);
+  const conn::ConnectionStats* connection_stats(ConnectionHandle handle);
   // Server: whether new connections are taken. While not (a graceful stop),
   // every new client Initial is answered with CONNECTION_REFUSED, so the
   // client tries elsewhere; existing connections go on.
@@ -224,7 +241,16 @@ class Endpoint {
                              std::span<const uint8_t> bytes, std::span<const uint8_t> dcid);
   bool detect_stateless_reset(Instant now, const conn::PathAddresses& path,
                               std::span<const uint8_t> bytes);
-  StatelessReply* reserve_reply(Instant now, bool rate_limited);
+  // Queues one stateless reply to `path`: `write` fills the buffer it is
+  // given and returns the length (0: nothing to send). False when dropped:
+  // queue full or, if `rate_limited`, over the stateless-reply rate.
+  template <typename Write>
+  bool queue_reply(Instant now, bool rate_limited, const conn::PathAddresses& path, Write&& write);
+  bool send_version_negotiation(Instant now, const conn::PathAddresses& path,
+                                const wire::ParsedHeader& header);
+  // A CONNECTION_CLOSE with `code` in an Initial packet answering `header`.
+  size_t write_refusal(const wire::ParsedHeader& header, wire::TransportErrorCode code,
+                       std::span<uint8_t> out);
   std::optional<ConnectionHandle> take_slot();
   // A connection was just created in `slot`: give it a tracer, if any.
   void attach_tracer(Slot& slot);
@@ -275,8 +301,8 @@ class Endpoint {
   size_t evicted_closes_read_ = 0;
   bool accepting_ = true;
 
-  conn::SlotQueue transmit_queue_;
-  conn::SlotQueue event_queue_;
+  FixedRing<ConnectionHandle> transmit_queue_;
+  FixedRing<ConnectionHandle> event_queue_;
   struct TimerEntry {
     Instant deadline;
     ConnectionHandle handle;
@@ -288,9 +314,8 @@ class Endpoint {
   void place_timer(size_t position, const TimerEntry& entry);
   size_t sift_timer_up(size_t position);
   void sift_timer_down(size_t position);
-  std::vector<StatelessReply> replies_;
+  FixedRing<StatelessReply> replies_;
   std::vector<uint8_t> initial_scratch_;  // initial_packet_opens()' copy
-  size_t replies_head_ = 0, replies_count_ = 0;
   EndpointStats stats_;
 };
 

@@ -17,12 +17,30 @@ namespace dpquic::endpoint {
 
 using conn::Connection;
 
-Endpoint::StatelessReply* Endpoint::reserve_reply(Instant now, bool rate_limited) {
-  if (replies_count_ == replies_.size() || (rate_limited && !stateless_limiter_.allow(now))) {
+template <typename Write>
+bool Endpoint::queue_reply(Instant now, bool rate_limited, const conn::PathAddresses& path,
+                           Write&& write) {
+  if (replies_.full() || (rate_limited && !stateless_limiter_.allow(now))) {
     ++stats_.stateless_replies_dropped;
-    return nullptr;
+    return false;
   }
-  return &replies_[(replies_head_ + replies_count_) % replies_.size()];
+  StatelessReply& reply = replies_.next_slot();
+  const size_t length = write(std::span<uint8_t>(reply.bytes));
+  if (length == 0) return false;
+  reply.path = path;
+  reply.length = static_cast<uint16_t>(length);
+  replies_.commit();
+  return true;
+}
+
+bool Endpoint::send_version_negotiation(Instant now, const conn::PathAddresses& path,
+                                        const wire::ParsedHeader& header) {
+  const bool sent = queue_reply(now, true, path, [&](std::span<uint8_t> out) {
+    return write_version_negotiation(header.dcid, header.scid, config_.connection.versions,
+                                     random_.next_u64(), out);
+  });
+  if (sent) ++stats_.version_negotiations_sent;
+  return sent;
 }
 
 void Endpoint::accept_initial(Instant now, const conn::PathAddresses& path,
@@ -37,20 +55,7 @@ void Endpoint::accept_initial(Instant now, const conn::PathAddresses& path,
                 header.version) == config_.connection.versions.end()) {
     // A version the parser knows but this server does not offer: Version
     // Negotiation, as for any unknown version (RFC 9000 §6.1).
-    StatelessReply* reply = reserve_reply(now, true);
-    const size_t length =
-        reply == nullptr
-            ? 0
-            : write_version_negotiation(header.dcid, header.scid, config_.connection.versions,
-                                        random_.next_u64(), reply->bytes);
-    if (length == 0) {
-      ++stats_.datagrams_dropped;
-      return;
-    }
-    reply->path = path;
-    reply->length = static_cast<uint16_t>(length);
-    ++replies_count_;
-    ++stats_.version_negotiations_sent;
+    if (!send_version_negotiation(now, path, header)) ++stats_.datagrams_dropped;
     return;
   }
   if (!accepting_) {
@@ -106,16 +111,11 @@ bool Endpoint::answer_unvalidated(Instant now, const conn::PathAddresses& path,
 
 void Endpoint::send_retry(Instant now, const conn::PathAddresses& path,
                           const wire::ParsedHeader& header) {
-  StatelessReply* reply = reserve_reply(now, false);
-  if (reply == nullptr) return;
-  const size_t length =
-      write_retry(retry_integrity_, address_tokens_, header.version, path.remote, header.dcid,
-                  header.scid, cid_generator_.generate(), now / 1000, reply->bytes);
-  if (length == 0) return;
-  reply->path = path;
-  reply->length = static_cast<uint16_t>(length);
-  ++replies_count_;
-  ++stats_.retries_sent;
+  const bool sent = queue_reply(now, false, path, [&](std::span<uint8_t> out) {
+    return write_retry(retry_integrity_, address_tokens_, header.version, path.remote, header.dcid,
+                       header.scid, cid_generator_.generate(), now / 1000, out);
+  });
+  if (sent) ++stats_.retries_sent;
 }
 
 void Endpoint::open_server_connection(Instant now, const conn::PathAddresses& path,
@@ -234,14 +234,18 @@ void Endpoint::refuse_initial(const conn::PathAddresses& path, const wire::Parse
   // RFC 9000 §5.2.2: a server that cannot take the connection answers with
   // CONNECTION_CLOSE in an Initial packet, keeping no state: the keys come
   // from the client's DCID like any server's Initial keys.
-  StatelessReply* reply = reserve_reply(0, false);
-  if (reply == nullptr) return;
-  crypto::ConnectionKeys keys(mb_, wire::Role::kServer, header.version);
-  if (!keys.install_initial_keys(header.dcid)) return;
-  const crypto::PacketKeys* write = keys.write_keys(crypto::EncryptionLevel::kInitial);
-  if (write == nullptr) return;
+  (void)queue_reply(0, false, path,
+                    [&](std::span<uint8_t> out) { return write_refusal(header, code, out); });
+}
 
-  wire::ByteWriter writer(reply->bytes);
+size_t Endpoint::write_refusal(const wire::ParsedHeader& header, wire::TransportErrorCode code,
+                               std::span<uint8_t> out) {
+  crypto::ConnectionKeys keys(mb_, wire::Role::kServer, header.version);
+  if (!keys.install_initial_keys(header.dcid)) return 0;
+  const crypto::PacketKeys* write = keys.write_keys(crypto::EncryptionLevel::kInitial);
+  if (write == nullptr) return 0;
+
+  wire::ByteWriter writer(out);
   wire::LongHeaderFields fields;
   fields.version = header.version;
   fields.type = wire::PacketType::kInitial;
@@ -250,21 +254,21 @@ void Endpoint::refuse_initial(const conn::PathAddresses& path, const wire::Parse
   fields.packet_number = 0;
   fields.packet_number_length = 1;
   wire::EncodedHeader encoded;
-  if (!wire::encode_long_header(writer, fields, encoded)) return;
+  if (!wire::encode_long_header(writer, fields, encoded)) return 0;
   wire::Frame frame;
   frame.type = wire::FrameType::kConnectionCloseTransport;
   frame.connection_close = wire::ConnectionCloseFrame{};  // frame type 0, no reason
   frame.connection_close.error_code = static_cast<uint64_t>(code);
-  if (!wire::encode_frame(writer, frame)) return;
+  if (!wire::encode_frame(writer, frame)) return 0;
   // Enough payload for the header protection sample (RFC 9001 §5.4.2).
   const size_t payload = writer.position() - encoded.header_size;
-  if (payload < 4 && !wire::encode_padding(writer, 4 - payload)) return;
+  if (payload < 4 && !wire::encode_padding(writer, 4 - payload)) return 0;
   const size_t payload_size = writer.position() - encoded.header_size;
   const size_t packet_size = writer.position() + crypto::kAeadTagLength;
-  if (packet_size > reply->bytes.size()) return;
-  std::span<uint8_t> packet(reply->bytes.data(), packet_size);
+  if (packet_size > out.size()) return 0;
+  std::span<uint8_t> packet(out.data(), packet_size);
   if (!wire::patch_long_header_length(packet, encoded, payload_size + crypto::kAeadTagLength)) {
-    return;
+    return 0;
   }
   crypto::ProtectOp op;
   op.keys = write;
@@ -272,10 +276,8 @@ void Endpoint::refuse_initial(const conn::PathAddresses& path, const wire::Parse
   op.packet = packet;
   op.header_length = encoded.header_size;
   op.payload = packet.subspan(encoded.header_size, payload_size);
-  if (crypto::protect(mb_, op) != crypto::PacketStatus::kOk) return;
-  reply->path = path;
-  reply->length = static_cast<uint16_t>(packet_size);
-  ++replies_count_;
+  if (crypto::protect(mb_, op) != crypto::PacketStatus::kOk) return 0;
+  return packet_size;
 }
 
 void Endpoint::reply_stateless_reset(Instant now, const conn::PathAddresses& path,
@@ -285,19 +287,14 @@ void Endpoint::reply_stateless_reset(Instant now, const conn::PathAddresses& pat
     ++stats_.datagrams_dropped;
     return;
   }
-  StatelessReply* reply = reserve_reply(now, true);
-  if (reply == nullptr) return;
-  std::array<uint8_t, kMaxStatelessResetLength> random;
-  const size_t needed = stateless_reset_random_bytes_needed(bytes.size());
-  random_.fill({random.data(), needed});
-  const size_t length =
-      write_stateless_reset(bytes.size(), reset_tokens_.token_for(wire::ConnectionId(dcid)),
-                            {random.data(), needed}, reply->bytes);
-  if (length == 0) return;
-  reply->path = path;
-  reply->length = static_cast<uint16_t>(length);
-  ++replies_count_;
-  ++stats_.stateless_resets_sent;
+  const bool sent = queue_reply(now, true, path, [&](std::span<uint8_t> out) {
+    std::array<uint8_t, kMaxStatelessResetLength> random;
+    const size_t needed = stateless_reset_random_bytes_needed(bytes.size());
+    random_.fill({random.data(), needed});
+    return write_stateless_reset(bytes.size(), reset_tokens_.token_for(wire::ConnectionId(dcid)),
+                                 {random.data(), needed}, out);
+  });
+  if (sent) ++stats_.stateless_resets_sent;
 }
 
 bool Endpoint::detect_stateless_reset(Instant now, const conn::PathAddresses& path,

@@ -13,7 +13,7 @@ namespace dpquic::endpoint {
 
 bool should_send_version_negotiation(const wire::ParsedHeader& header, size_t datagram_size) {
   return header.long_header && !wire::is_supported_version(header.version) &&
-         header.version != wire::kVersionNegotiation &&
+         header.version != wire::kVersionNegotiationVersion &&
          datagram_size >= wire::kMinInitialDatagramSize;
 }
 

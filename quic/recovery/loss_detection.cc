@@ -100,35 +100,14 @@ WireError LossDetection::on_ack_received(Instant now, PacketNumberSpace space,
   // Ascending order: the last one is the largest newly acknowledged.
   const NewlyAcked& largest_newly_acked = newly_acked_.back();
   if (largest_newly_acked.packet_number == largest && summary.ack_eliciting_newly_acked) {
-    const Instant time_sent = largest_newly_acked.packet.time_sent;
-    const Duration latest_rtt = now > time_sent ? now - time_sent : 0;
-    // Initial ACKs are not delayed on purpose (§5.3 allows ignoring theirs).
-    // A delay above the sample is never subtracted; capping it there keeps
-    // the estimator's arithmetic from overflowing on absurd values.
-    Duration ack_delay =
-        space == PacketNumberSpace::kInitial ? 0 : scaled_ack_delay(frame.ack_delay);
-    ack_delay = std::min(ack_delay, latest_rtt + 1);
-    rtt_.on_sample(latest_rtt, ack_delay, handshake_confirmed_, config_.max_ack_delay);
-    if (!first_rtt_sample_.has_value()) first_rtt_sample_ = now;
+    take_rtt_sample(now, space, largest_newly_acked.packet.time_sent, frame.ack_delay);
   }
-
   // §B.7 ProcessECN.
   if (has_ecn_counts && frame.ecn.ecn_ce > s.ecn_ce_count) {
     s.ecn_ce_count = frame.ecn.ecn_ce;
-    const Instant time_sent = largest_newly_acked.packet.time_sent;
-    // ECN-CE is congestion for certain: its reduction, or the loss-triggered
-    // one it joins, is never undone.
-    if (!cc_.in_recovery(time_sent)) {
-      ++congestion_event_;
-      event_losses_ = 0;
-      event_spurious_ = 0;
-    }
-    event_undoable_ = false;
-    cc_.on_congestion_event(now, time_sent);
+    on_ecn_ce(now, largest_newly_acked.packet.time_sent);
   }
-
   signal_losses(now, detect_lost_packets(now, space, events));
-
   // §B.5 OnPacketsAcked, after the losses so that packets sent before a
   // recovery period that began just now do not grow the window.
   for (const NewlyAcked& acked : newly_acked_) {
@@ -145,48 +124,78 @@ WireError LossDetection::on_ack_received(Instant now, PacketNumberSpace space,
   return WireError::kOk;
 }
 
+void LossDetection::take_rtt_sample(Instant now, PacketNumberSpace space, Instant time_sent,
+                                    uint64_t raw_ack_delay) {
+  const Duration latest_rtt = now > time_sent ? now - time_sent : 0;
+  // Initial ACKs are not delayed on purpose (§5.3 allows ignoring theirs).
+  // A delay above the sample is never subtracted; capping it there keeps
+  // the estimator's arithmetic from overflowing on absurd values.
+  Duration ack_delay = space == PacketNumberSpace::kInitial ? 0 : scaled_ack_delay(raw_ack_delay);
+  ack_delay = std::min(ack_delay, latest_rtt + 1);
+  rtt_.on_sample(latest_rtt, ack_delay, handshake_confirmed_, config_.max_ack_delay);
+  if (!first_rtt_sample_.has_value()) first_rtt_sample_ = now;
+}
+
+void LossDetection::on_ecn_ce(Instant now, Instant time_sent) {
+  // ECN-CE is congestion for certain: its reduction, or the loss-triggered
+  // one it joins, is never undone.
+  if (!cc_.in_recovery(time_sent)) {
+    ++congestion_event_;
+    event_losses_ = 0;
+    event_spurious_ = 0;
+  }
+  event_undoable_ = false;
+  cc_.on_congestion_event(now, time_sent);
+}
+
 LossDetection::LossResult LossDetection::detect_lost_packets(Instant now, PacketNumberSpace space,
                                                              LossEvents& events) {
   Space& s = at(space);
   s.loss_time = kNever;
   LossResult result;
   if (!s.largest_acked.has_value()) return result;
-
-  const uint64_t largest_acked = *s.largest_acked;
-  const Duration delay = loss_delay(rtt_, thresholds_.time_threshold_eighths());
-  const uint64_t packet_threshold = thresholds_.packet_threshold();
+  LossCriteria criteria;
+  criteria.largest_acked = *s.largest_acked;
+  criteria.packet_threshold = thresholds_.packet_threshold();
+  criteria.delay = loss_delay(rtt_, thresholds_.time_threshold_eighths());
   // Packets sent at or before this are lost by time; none when `now` is
   // closer to the epoch than the delay.
-  const bool time_threshold_applies = now >= delay;
-  const Instant lost_send_time = time_threshold_applies ? now - delay : 0;
+  criteria.time_applies = now >= criteria.delay;
+  criteria.lost_send_time = criteria.time_applies ? now - criteria.delay : 0;
+  const std::optional<uint64_t> last_lost = find_lost(s, criteria, result);
+  if (!last_lost.has_value()) return result;
+  if (result.in_flight_lost) begin_loss_event(result.largest_lost_time_sent);
+  if (result.persistent_congestion) event_undoable_ = false;
+  remove_lost(space, criteria, *last_lost, events);
+  return result;
+}
+
+std::optional<uint64_t> LossDetection::find_lost(Space& s, const LossCriteria& criteria,
+                                                 LossResult& result) {
   PersistentCongestionDetector persistent(
       persistent_congestion_duration(rtt_, config_.max_ack_delay), first_rtt_sample_);
-
-  // Pass 1, read-only: the lost packets are a prefix of the live entries up
-  // to largest_acked (packet numbers and send times both ascend), so the
-  // walk ends at the first survivor, whose send time sets loss_time. Gaps are
+  // Read-only: the lost packets are a prefix of the live entries up to
+  // largest_acked (packet numbers and send times both ascend), so the walk
+  // ends at the first survivor, whose send time sets loss_time. Gaps are
   // judged while the ring is intact: a vacant number between two lost
   // packets was acknowledged unless it was skipped on purpose (never sent).
   // Numbers declared lost by an earlier pass all lie below this prefix.
-  std::optional<uint64_t> previous_lost;
   std::optional<uint64_t> last_lost;
-  for (const SentPackets::Entry entry : s.sent.range(s.sent.window_begin(), largest_acked + 1)) {
+  for (const SentPackets::Entry entry :
+       s.sent.range(s.sent.window_begin(), criteria.largest_acked + 1)) {
     const uint64_t pn = entry.packet_number;
     const SentPacket& packet = entry.packet;
-    const bool lost = (time_threshold_applies && packet.time_sent <= lost_send_time) ||
-                      largest_acked >= pn + packet_threshold;
-    if (!lost) {
-      s.loss_time = saturating_add(packet.time_sent, delay);
+    if (!criteria.by_time(packet) && !criteria.by_packets(pn)) {
+      s.loss_time = saturating_add(packet.time_sent, criteria.delay);
       break;
     }
     bool follows = true;
-    if (previous_lost.has_value()) {
-      for (uint64_t between = *previous_lost + 1; between < pn && follows; ++between) {
+    if (last_lost.has_value()) {
+      for (uint64_t between = *last_lost + 1; between < pn && follows; ++between) {
         follows = s.sent.never_sent(between);
       }
     }
     persistent.on_lost(follows, packet);
-    previous_lost = pn;
     last_lost = pn;
     if (packet.in_flight) {
       result.in_flight_lost = true;
@@ -194,15 +203,17 @@ LossDetection::LossResult LossDetection::detect_lost_packets(Instant now, Packet
     }
   }
   result.persistent_congestion = persistent.established();
-  if (!last_lost.has_value()) return result;
-  if (result.in_flight_lost) begin_loss_event(result.largest_lost_time_sent);
-  if (result.persistent_congestion) event_undoable_ = false;
+  return last_lost;
+}
 
-  // Pass 2: remove and report them. Each step restarts the range after the
-  // previous packet, so the removals never invalidate an iterator.
+void LossDetection::remove_lost(PacketNumberSpace space, const LossCriteria& criteria,
+                                uint64_t last_lost, LossEvents& events) {
+  Space& s = at(space);
+  // Each step restarts the range after the previous packet, so the removals
+  // never invalidate an iterator.
   uint64_t next = s.sent.window_begin();
   while (true) {
-    const SentPackets::Range rest = s.sent.range(next, *last_lost + 1);
+    const SentPackets::Range rest = s.sent.range(next, last_lost + 1);
     const SentPackets::Range::Iterator it = rest.begin();
     if (it == rest.end()) break;
     const uint64_t pn = (*it).packet_number;
@@ -212,17 +223,16 @@ LossDetection::LossResult LossDetection::detect_lost_packets(Instant now, Packet
     LostPacketRecord record;
     record.packet_number = pn;
     record.time_sent = packet->time_sent;
-    record.distance = largest_acked - pn;
+    record.distance = criteria.largest_acked - pn;
     record.congestion_event = congestion_event_;
     record.space = space;
     record.in_flight = packet->in_flight;
-    record.by_packets = largest_acked >= pn + packet_threshold;
-    record.by_time = time_threshold_applies && packet->time_sent <= lost_send_time;
+    record.by_packets = criteria.by_packets(pn);
+    record.by_time = criteria.by_time(*packet);
     lost_history_.record(record);
     if (packet->in_flight) ++event_losses_;
     events.on_packet_lost(space, pn, *packet);
   }
-  return result;
 }
 
 void LossDetection::begin_loss_event(Instant largest_lost_time_sent) {

@@ -247,6 +247,29 @@ class LossDetection {
   // §A.10 DetectAndRemoveLostPackets, plus the congestion signals of
   // §B.8 OnPacketsLost.
   LossResult detect_lost_packets(Instant now, wire::PacketNumberSpace space, LossEvents& events);
+  // When a packet at or below largest_acked counts as lost (§6.1): by
+  // packet threshold, or sent at or before lost_send_time.
+  struct LossCriteria {
+    uint64_t largest_acked = 0;
+    uint64_t packet_threshold = 0;
+    Duration delay = 0;
+    bool time_applies = false;
+    Instant lost_send_time = 0;
+    bool by_packets(uint64_t pn) const { return largest_acked >= pn + packet_threshold; }
+    bool by_time(const SentPacket& p) const {
+      return time_applies && p.time_sent <= lost_send_time;
+    }
+  };
+  // Pass 1, read-only: the last lost packet number, if any; sets loss_time,
+  // the result's in-flight figures and persistent congestion.
+  std::optional<uint64_t> find_lost(Space& s, const LossCriteria& criteria, LossResult& result);
+  // Pass 2: removes and reports the lost packets up to `last_lost`.
+  void remove_lost(wire::PacketNumberSpace space, const LossCriteria& criteria, uint64_t last_lost,
+                   LossEvents& events);
+  void take_rtt_sample(Instant now, wire::PacketNumberSpace space, Instant time_sent,
+                       uint64_t raw_ack_delay);
+  // §B.7: ECN-CE counts rose; `time_sent` is the largest newly acked's.
+  void on_ecn_ce(Instant now, Instant time_sent);
   // Before a loss pass reports in-flight losses up to `largest_lost_time_sent`:
   // a new congestion event begins unless congestion control is recovering.
   void begin_loss_event(Instant largest_lost_time_sent);
@@ -266,8 +289,8 @@ class LossDetection {
   // §A.8 SetLossDetectionTimer.
   void set_timer(Instant now);
   Instant compute_timer(Instant now) const;
-  // A burst sends up to a few hundred packets at one `now`, and each used to
-  // re-run set_timer() with only the last result ever read: on_packet_sent()
+  // A burst sends up to a few hundred packets at one `now`, and re-running
+  // set_timer() for each would compute results nobody reads: on_packet_sent()
   // marks the deadline stale instead, and timer() computes it as the last
   // send would have (nothing set_timer() reads changes in between without
   // calling set_timer() itself).

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "quic/inline_step.h"
+
 namespace dpquic::transmit {
 namespace {
 
@@ -51,14 +53,7 @@ BurstBuilder::Attempt BurstBuilder::try_packet(TransmitSource& source, Encryptio
   uint8_t* start = datagram.buffer + datagram.length;
   wire::ByteWriter writer({start, datagram.capacity - datagram.length});
   wire::EncodedHeader encoded;
-  bool encoded_ok;
-  if (header.long_header) {
-    header.long_fields.length_field_width = 2;  // enough for any packet up to kMaxSegmentSize
-    encoded_ok = wire::encode_long_header(writer, header.long_fields, encoded);
-  } else {
-    encoded_ok = wire::encode_short_header(writer, header.short_fields, encoded);
-  }
-  if (!encoded_ok) return Attempt::kNotBuilt;
+  if (!encode_header(header, writer, encoded)) return Attempt::kNotBuilt;
   // RFC 9001 §5.4.2: packet number + payload >= 4 bytes, so the sample fits.
   const size_t sample_minimum =
       encoded.packet_number_length >= 4 ? 0 : 4 - encoded.packet_number_length;
@@ -88,6 +83,19 @@ BurstBuilder::Attempt BurstBuilder::try_packet(TransmitSource& source, Encryptio
   if (packet.payload_length < sample_minimum) {
     pad_packet(packet, sample_minimum - packet.payload_length);
   }
+  add_to_datagram(datagram, packet, contents);
+  return Attempt::kBuilt;
+}
+
+bool BurstBuilder::encode_header(PacketHeader& header, wire::ByteWriter& writer,
+                                 wire::EncodedHeader& encoded) {
+  if (!header.long_header) return wire::encode_short_header(writer, header.short_fields, encoded);
+  header.long_fields.length_field_width = 2;  // enough for any packet up to kMaxSegmentSize
+  return wire::encode_long_header(writer, header.long_fields, encoded);
+}
+
+DPQUIC_INLINE_STEP void BurstBuilder::add_to_datagram(Datagram& datagram, const Packet& packet,
+                                                      const PacketContents& contents) {
   datagram.length += packet.size();
   ++datagram.packet_count;
   if (contents.needs_initial_padding) {
@@ -96,8 +104,8 @@ BurstBuilder::Attempt BurstBuilder::try_packet(TransmitSource& source, Encryptio
   }
   if (contents.pad_to_segment) datagram.min_size = datagram.capacity;
   if (contents.connection_close) closed_ = true;
-  datagram.ended = contents.connection_close || !header.long_header;
-  return Attempt::kBuilt;
+  // A short-header packet runs to the end of its datagram (RFC 9000 §12.2).
+  datagram.ended = contents.connection_close || !packet.long_header;
 }
 
 void BurstBuilder::pad_packet(Packet& packet, size_t amount) {
@@ -172,14 +180,23 @@ BurstStatus BurstBuilder::build(TransmitSource& source, const BurstBuffers& buff
       segment > buffers.capacity) {
     return BurstStatus::kInvalidArgument;
   }
-  const bool train = buffers.mode == BurstMode::kGsoTrain;
-  const size_t limit =
-      std::min({buffers.datagrams.size(), params.max_datagrams, kMaxBurstDatagrams});
   packet_count_ = 0;
   datagram_count_ = 0;
   closed_ = false;
   gather_.clear();
+  fill_datagrams(source, buffers, params);
+  if (datagram_count_ == 0) return BurstStatus::kOk;
+  finish_datagram(datagrams_[datagram_count_ - 1], 0);
+  return seal_and_report(source, out);
+}
 
+DPQUIC_INLINE_STEP void BurstBuilder::fill_datagrams(TransmitSource& source,
+                                                     const BurstBuffers& buffers,
+                                                     const BurstParams& params) {
+  const size_t segment = buffers.segment_size;
+  const bool train = buffers.mode == BurstMode::kGsoTrain;
+  const size_t limit =
+      std::min({buffers.datagrams.size(), params.max_datagrams, kMaxBurstDatagrams});
   // What is left after every finished datagram. The previous datagram stays
   // open (its last packet unpadded) until the next one has a packet.
   uint64_t left_congestion = params.congestion_budget;
@@ -208,22 +225,9 @@ BurstStatus BurstBuilder::build(TransmitSource& source, const BurstBuffers& buff
       amplification -= std::min<uint64_t>(amplification, final_length);
     }
     open_datagram(buffers, amplification, index);
-    Datagram& datagram = datagrams_[index];
     // Ack-eliciting frames only while a full segment fits the window.
-    const bool congestion_room = congestion >= segment;
-    for (const EncryptionLevel level : kLevelOrder) {
-      if (datagram.ended) break;
-      const auto level_bit = static_cast<uint8_t>(1u << static_cast<unsigned>(level));
-      if ((idle_levels & level_bit) != 0) continue;
-      // A server's Initial datagram that cannot reach 1200 bytes under the
-      // amplification budget may carry no ack-eliciting Initial.
-      const SendAllowance allowance{congestion_room &&
-                                    !(level == EncryptionLevel::kInitial &&
-                                      datagram.capacity < wire::kMinInitialDatagramSize)};
-      if (try_packet(source, level, allowance, index) == Attempt::kNothingToSend) {
-        idle_levels |= level_bit;
-      }
-    }
+    fill_datagram(source, index, congestion >= segment, idle_levels);
+    Datagram& datagram = datagrams_[index];
     if (datagram.packet_count == 0) break;
     datagram_count_ = index + 1;
     if (index > 0) {
@@ -233,9 +237,28 @@ BurstStatus BurstBuilder::build(TransmitSource& source, const BurstBuffers& buff
       left_amplification -= std::min<uint64_t>(left_amplification, previous.length);
     }
   }
-  if (datagram_count_ == 0) return BurstStatus::kOk;
-  finish_datagram(datagrams_[datagram_count_ - 1], 0);
+}
 
+DPQUIC_INLINE_STEP void BurstBuilder::fill_datagram(TransmitSource& source, size_t index,
+                                                    bool congestion_room, uint8_t& idle_levels) {
+  Datagram& datagram = datagrams_[index];
+  for (const EncryptionLevel level : kLevelOrder) {
+    if (datagram.ended) break;
+    const auto level_bit = static_cast<uint8_t>(1u << static_cast<unsigned>(level));
+    if ((idle_levels & level_bit) != 0) continue;
+    // A server's Initial datagram that cannot reach 1200 bytes under the
+    // amplification budget may carry no ack-eliciting Initial.
+    const SendAllowance allowance{
+        congestion_room &&
+        !(level == EncryptionLevel::kInitial && datagram.capacity < wire::kMinInitialDatagramSize)};
+    if (try_packet(source, level, allowance, index) == Attempt::kNothingToSend) {
+      idle_levels |= level_bit;
+    }
+  }
+}
+
+DPQUIC_INLINE_STEP BurstStatus BurstBuilder::seal_and_report(TransmitSource& source,
+                                                             BurstDescriptor& out) {
   for (size_t i = 0; i < packet_count_; ++i) {
     const Packet& packet = packets_[i];
     ops_[i] =

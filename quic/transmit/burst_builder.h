@@ -113,12 +113,26 @@ class BurstBuilder {
   };
   Attempt try_packet(TransmitSource& source, EncryptionLevel level, const SendAllowance& allowance,
                      size_t index);
+  static bool encode_header(PacketHeader& header, wire::ByteWriter& writer,
+                            wire::EncodedHeader& encoded);
+  // The packet takes its place in the datagram, with what its contents ask
+  // of the datagram's size and end.
+  void add_to_datagram(Datagram& datagram, const Packet& packet, const PacketContents& contents);
   void pad_packet(Packet& packet, size_t amount);
   // Applies the datagram's minimum size (raised to `train_size` when another
   // datagram of a GSO train follows) and patches long-header Lengths.
   void finish_datagram(Datagram& datagram, size_t train_size);
+  // The datagrams of the burst, each as full as the budgets allow, the last
+  // one left open; then the packets of one datagram, level by level.
+  void fill_datagrams(TransmitSource& source, const BurstBuffers& buffers,
+                      const BurstParams& params);
+  void fill_datagram(TransmitSource& source, size_t index, bool congestion_room,
+                     uint8_t& idle_levels);
+  // Seals every packet in one call, reports each to the source, and fills
+  // `out`'s lengths.
+  BurstStatus seal_and_report(TransmitSource& source, BurstDescriptor& out);
   // The congestion window `datagram` takes once finished at `final_length`
-  // bytes. The budgets live in scalars of build(): a struct spilled to the
+  // bytes. The budgets live in scalars of fill_datagrams(): a struct spilled to the
   // stack between datagrams stalled on store forwarding.
   uint64_t in_flight_bytes(const Datagram& datagram, size_t final_length) const;
   bool datagram_in_flight(const Datagram& datagram) const;

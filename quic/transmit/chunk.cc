@@ -47,33 +47,6 @@ Chunk Chunk::slice(size_t offset, size_t length) const {
   return Chunk(owner_, data_ + offset, length);
 }
 
-namespace {
-
-struct HeapOwner : ChunkOwner {
-  Chunk::ReleaseFn release;
-  void* context;
-  const uint8_t* data;
-  size_t length;
-};
-
-void release_heap_owner(ChunkOwner* owner) {
-  auto* heap = static_cast<HeapOwner*>(owner);
-  if (heap->release != nullptr) heap->release(heap->context, heap->data, heap->length);
-  delete heap;
-}
-
-}  // namespace
-
-Chunk Chunk::external(const uint8_t* data, size_t length, ReleaseFn release, void* context) {
-  auto* owner = new HeapOwner;
-  owner->on_last_release = release_heap_owner;
-  owner->release = release;
-  owner->context = context;
-  owner->data = data;
-  owner->length = length;
-  return Chunk(owner, data, length);
-}
-
 ChunkPool::ChunkPool(size_t buffer_size, size_t buffer_count, size_t adopt_count)
     : buffer_size_(buffer_size) {
   grow(buffer_count, adopt_count);

@@ -15,8 +15,6 @@
 //   pooled buffer; returns an empty chunk when the pool is exhausted.
 // - ChunkPool::adopt: application memory with a release callback, without an
 //   allocation (the reference count lives in a pooled record).
-// - Chunk::external: the same with a heap-allocated record, for callers that
-//   have no pool at hand (one allocation per chunk, not per packet).
 
 #include <cstddef>
 #include <cstdint>
@@ -50,10 +48,6 @@ class Chunk {
   Chunk& operator=(const Chunk& other);
   Chunk& operator=(Chunk&& other) noexcept;
   ~Chunk() { reset(); }
-
-  // Application memory, released through `release(context, data, length)`.
-  // Allocates the owner record on the heap (see ChunkPool::adopt).
-  static Chunk external(const uint8_t* data, size_t length, ReleaseFn release, void* context);
 
   // A view of [offset, offset + length) sharing this chunk's owner; empty if
   // the range is not inside the chunk.

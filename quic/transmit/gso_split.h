@@ -1,12 +1,10 @@
 #pragma once
-// Splitting a GSO train back into datagrams: every segment but the last is
+// A GSO train split back into datagrams: every segment but the last is
 // exactly `segment_size` bytes, the last 1..segment_size. The kernel-UDP
-// backend uses it for GRO receive (a coalesced buffer with the
-// UDP_GRO segment size) and tests use it to feed peers that cannot do GSO.
+// backend splits GRO receives (a coalesced buffer with the UDP_GRO segment
+// size) with it.
 
 #include <cstddef>
-#include <cstdint>
-#include <span>
 
 namespace dpquic::transmit {
 
@@ -16,9 +14,12 @@ constexpr size_t gso_segment_count(size_t length, size_t segment_size) {
   return segment_size == 0 ? 0 : length / segment_size + (length % segment_size != 0);
 }
 
-// Fills out[0..n) with views of the train's datagrams and returns n; 0 (out
-// untouched) if segment_size is 0, the train is empty, or out is too small.
-size_t gso_split(std::span<const uint8_t> train, size_t segment_size,
-                 std::span<std::span<const uint8_t>> out);
+// The length of the datagram at `offset` (< length, a multiple of
+// segment_size) in a train of `length` bytes: segment_size, or what is left
+// for the last. A segment size of 0 means one datagram, a plain receive.
+constexpr size_t gso_segment_length(size_t length, size_t segment_size, size_t offset) {
+  const size_t remaining = length - offset;
+  return segment_size == 0 || remaining < segment_size ? remaining : segment_size;
+}
 
 }  // namespace dpquic::transmit

@@ -76,6 +76,8 @@ bool write_datagram(ByteWriter& w, const DatagramFrame& f) {
   return f.has_length ? write_length_prefixed(w, f.data) : w.write_bytes(f.data);
 }
 
+// One case per frame type (RFC 9000 §19, RFC 9221, the ACK frequency
+// draft): long for that reason alone.
 bool write_frame(ByteWriter& w, const Frame& frame) {
   const uint64_t type = static_cast<uint64_t>(frame.type);
   switch (frame.type) {

@@ -45,6 +45,7 @@ const char* to_string(FrameType type) {
   return "UNKNOWN";
 }
 
+// One case per frame type: long for that reason alone.
 bool same_frame(const Frame& a, const Frame& b) {
   if (a.type != b.type) return false;
   switch (a.type) {

@@ -55,7 +55,7 @@ WireError parse_long_header(std::span<const uint8_t> packet, ParsedHeader& out) 
   // Version Negotiation and unknown versions: only the invariants are known,
   // and the packet's extent is the rest of the datagram.
   out.packet_size = packet.size();
-  if (out.version == kVersionNegotiation) {
+  if (out.version == kVersionNegotiationVersion) {
     out.known_version = true;
     out.type = PacketType::kVersionNegotiation;
     return WireError::kOk;

@@ -8,7 +8,7 @@ namespace dpquic::wire {
 inline constexpr uint32_t kVersion1 = 0x00000001;
 inline constexpr uint32_t kVersion2 = 0x6b3343cf;
 // Version 0 marks a Version Negotiation packet.
-inline constexpr uint32_t kVersionNegotiation = 0x00000000;
+inline constexpr uint32_t kVersionNegotiationVersion = 0x00000000;
 
 constexpr bool is_supported_version(uint32_t version) {
   return version == kVersion1 || version == kVersion2;

@@ -31,7 +31,7 @@ WireError parse_version_negotiation(std::span<const uint8_t> packet,
   uint32_t version = 0;
   VersionNegotiationPacket parsed;
   if (!reader.read_u8(first) || (first & kHeaderFormBit) == 0 || !reader.read_u32(version) ||
-      version != kVersionNegotiation || !read_invariant_cid(reader, parsed.dcid) ||
+      version != kVersionNegotiationVersion || !read_invariant_cid(reader, parsed.dcid) ||
       !read_invariant_cid(reader, parsed.scid)) {
     return WireError::kDrop;
   }
@@ -54,7 +54,7 @@ size_t build_version_negotiation(ByteWriter& writer, std::span<const uint8_t> re
     return 0;
   }
   for (const uint32_t version : supported_versions) {
-    if (version == kVersionNegotiation) return 0;
+    if (version == kVersionNegotiationVersion) return 0;
   }
   const size_t count = supported_versions.size() + 1;
   const size_t size = 1 + 4 + 1 + received_scid.size() + 1 + received_dcid.size() + 4 * count;
@@ -65,7 +65,7 @@ size_t build_version_negotiation(ByteWriter& writer, std::span<const uint8_t> re
   const size_t grease_at = static_cast<size_t>((bits >> 8) % count);
   const uint32_t grease = greased_version(entropy);
   // Room was checked above, so none of these writes can fail.
-  bool ok = writer.write_u8(first) && writer.write_u32(kVersionNegotiation) &&
+  bool ok = writer.write_u8(first) && writer.write_u32(kVersionNegotiationVersion) &&
             writer.write_u8(static_cast<uint8_t>(received_scid.size())) &&
             writer.write_bytes(received_scid) &&
             writer.write_u8(static_cast<uint8_t>(received_dcid.size())) &&

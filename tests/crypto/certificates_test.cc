@@ -10,7 +10,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "tests/crypto/test_keys.h"
+#include "tools/testbed/test_keys.h"
 
 namespace dpquic::crypto {
 namespace {

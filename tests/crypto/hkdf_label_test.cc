@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "tests/util/allocation_counter.h"
 #include "tests/util/hex.h"
+#include "tools/testbed/allocation_counter.h"
 
 namespace dpquic::crypto {
 namespace {

@@ -1,7 +1,7 @@
 // Proves the packet-protection data path allocates nothing in steady state:
 // protecting and unprotecting bursts of packets, with every suite, and
 // choosing 1-RTT read keys through ConnectionKeys, are run thousands of times
-// inside an allocation-counting window (//tests/util:allocation_counter).
+// inside an allocation-counting window (//tools/testbed:allocation_counter).
 #include <gtest/gtest.h>
 
 #include <array>
@@ -13,7 +13,7 @@
 #include "crypto/mb_manager.h"
 #include "crypto/packet_keys.h"
 #include "quic/wire/version.h"
-#include "tests/util/allocation_counter.h"
+#include "tools/testbed/allocation_counter.h"
 
 namespace dpquic::crypto {
 namespace {

@@ -15,8 +15,8 @@
 
 #include "crypto/tls_context.h"
 #include "crypto/tls_session.h"
-#include "tests/crypto/test_keys.h"
 #include "tests/util/hex.h"
+#include "tools/testbed/test_keys.h"
 
 namespace dpquic::crypto {
 namespace {

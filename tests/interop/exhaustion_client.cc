@@ -26,7 +26,7 @@
 #include "dataplane/app/synthetic_body.h"
 #include "dataplane/shard/shard.h"
 #include "dataplane/udp/socket_address_conv.h"
-#include "tests/interop/client_rig.h"
+#include "tools/client/client_rig.h"
 
 namespace dpquic::interop {
 namespace {

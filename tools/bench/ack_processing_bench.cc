@@ -23,7 +23,7 @@
 #include "quic/recovery/sent_packets.h"
 #include "quic/wire/ack_ranges.h"
 #include "quic/wire/varint.h"
-#include "tests/util/allocation_counter.h"
+#include "tools/testbed/allocation_counter.h"
 
 namespace {
 

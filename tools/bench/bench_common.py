@@ -8,7 +8,15 @@ checkout (`import bench_common` with tools/bench on sys.path) and from Bazel.
   summarize(values)       median/min/max/runs of a list of figures
   run_bounded(cmd, ...)   run a command under a timeout, killed by PID
   BackgroundProcess       a server started for a run, stopped by PID
+  start_server(cmd, ...)  a BackgroundProcess once it serves, or ServerError
+  taskset(cpu, cmd)       `cmd` pinned to SERVER_CPU or CLIENT_CPU
   free_udp_port()         an unused UDP port on loopback
+  dataplane_command(...)  our server's command line
+  ngtcp2_server_command(...), ngtcp2_client_command(...)
+                          gtlsserver's and gtlsclient's command lines
+  make_certificate(dir)   a self-signed ECDSA P-256 pair made with openssl
+  dataplane_total(...), dataplane_connections(...)
+                          figures of dataplane's "totals:" and "stats:" lines
   parse_json_lines(text)  the objects of "JSON {...}" lines in tool output
   markdown_table(...)     a Markdown table from headers and rows
 """
@@ -17,6 +25,7 @@ import datetime
 import json
 import os
 import platform
+import re
 import shutil
 import signal
 import socket
@@ -27,7 +36,8 @@ import time
 # --- Machine description -----------------------------------------------------
 
 
-def _read_text(path):
+def read_text(path):
+    """The text of the file at `path`, "" when it cannot be read."""
     try:
         with open(path, encoding="utf-8", errors="replace") as f:
             return f.read()
@@ -37,7 +47,7 @@ def _read_text(path):
 
 def cpu_model(cpuinfo_text=None):
     """The CPU model name from /proc/cpuinfo ("unknown CPU" when absent)."""
-    text = _read_text("/proc/cpuinfo") if cpuinfo_text is None else cpuinfo_text
+    text = read_text("/proc/cpuinfo") if cpuinfo_text is None else cpuinfo_text
     for line in text.splitlines():
         key, sep, value = line.partition(":")
         if sep and key.strip() in ("model name", "Model", "cpu model", "Hardware"):
@@ -49,7 +59,7 @@ def cpu_model(cpuinfo_text=None):
 
 def memory_total_bytes(meminfo_text=None):
     """MemTotal from /proc/meminfo in bytes, or None."""
-    text = _read_text("/proc/meminfo") if meminfo_text is None else meminfo_text
+    text = read_text("/proc/meminfo") if meminfo_text is None else meminfo_text
     for line in text.splitlines():
         if line.startswith("MemTotal:"):
             fields = line.split()
@@ -210,8 +220,9 @@ class BackgroundProcess:
         return self.process.poll() is None
 
     def log_text(self):
-        self._log.flush()
-        return _read_text(self.log_path)
+        if not self._log.closed:
+            self._log.flush()
+        return read_text(self.log_path)
 
     def wait_for_text(self, text, timeout):
         """True once `text` is in the log; False on timeout or early exit."""
@@ -254,8 +265,53 @@ class BackgroundProcess:
         return False
 
 
+class ServerError(RuntimeError):
+    """A server, a client or a tool of a run failed; the message says which and why."""
+
+
+def program_name(cmd):
+    """The base name of the program `cmd` runs, past a `taskset -c CPU` prefix."""
+    words = [str(w) for w in cmd]
+    if len(words) > 3 and os.path.basename(words[0]) == "taskset" and words[1] == "-c":
+        words = words[3:]
+    return os.path.basename(words[0])
+
+
+def start_server(cmd, log_path, ready_text=None, timeout=10.0, settle=0.5, env=None,
+                 name=None):
+    """A BackgroundProcess running `cmd` (output in `log_path`), once it serves.
+
+    With `ready_text`, serving means that text is in its output within
+    `timeout` seconds (dataplane prints DATAPLANE_READY); without, that it
+    still runs after `settle` seconds (gtlsserver --quiet prints nothing when
+    ready). Otherwise the process is stopped by PID and ServerError says why,
+    with `name` (default: the program) and the end of its log.
+    """
+    server = BackgroundProcess(cmd, log_path, env=env)
+    if ready_text:
+        ready = server.wait_for_text(ready_text, timeout)
+    else:
+        time.sleep(settle)
+        ready = server.running()
+    if ready:
+        return server
+    exited = not server.running()
+    code = server.stop(grace=1.0)
+    why = "exited %d" % code if exited else "no %r in its output after %g s" % (ready_text, timeout)
+    raise ServerError("%s did not start (%s): %s" % (name or program_name(cmd), why,
+                                                   server.log_text().strip()[-500:]))
+
+
+# --- CPU placement and ports ------------------------------------------------------
+
+# Every side-by-side run puts its server on SERVER_CPU and its client (load
+# generator, browser) on CLIENT_CPU.
+SERVER_CPU = 0
+CLIENT_CPU = 1
+
+
 def taskset(cpu, cmd):
-    """`cmd` pinned to CPU `cpu` with taskset (as is when taskset is absent)."""
+    """`cmd` pinned to CPU `cpu` (an int) with taskset (as is when taskset is absent)."""
     if shutil.which("taskset") is None:
         return cmd
     return ["taskset", "-c", str(cpu)] + cmd
@@ -269,7 +325,78 @@ def free_udp_port(host="127.0.0.1"):
         return s.getsockname()[1]
 
 
+# --- Command lines ---------------------------------------------------------------
+
+# Where the servers listen and the clients connect.
+HOST = "127.0.0.1"
+# What dataplane prints once it serves.
+DATAPLANE_READY = "serving"
+
+
+def dataplane_command(binary, port, cores=1, extra=()):
+    """Our server `binary` on HOST:port with `cores` shards, then `extra` flags."""
+    return [binary, "--listen=%s:%d" % (HOST, port), "--cores=%d" % cores] + list(extra)
+
+
+def ngtcp2_server_command(port, key, cert, htdocs=None, max_dyn_length=None):
+    """gtlsserver --quiet on HOST:port with the PEM `key` and `cert`; `htdocs`
+    is the directory it serves, `max_dyn_length` (say "4G") the largest
+    generated body (GET /SIZE) it sends."""
+    cmd = ["gtlsserver", "--quiet"]
+    if htdocs is not None:
+        cmd.append("--htdocs=" + htdocs)
+    if max_dyn_length is not None:
+        cmd.append("--max-dyn-length=" + max_dyn_length)
+    return cmd + [HOST, str(port), key, cert]
+
+
+def ngtcp2_client_command(port, url, download_dir=None, program="gtlsclient"):
+    """gtlsclient --quiet fetching `url` from HOST:port, exiting once every
+    stream has closed. With `download_dir` the body is saved there
+    (--download); without, it is discarded (--no-quic-dump --no-http-dump)."""
+    cmd = [program, "--quiet", "--exit-on-all-streams-close"]
+    if download_dir is None:
+        cmd += ["--no-quic-dump", "--no-http-dump"]
+    else:
+        cmd.append("--download=" + download_dir)
+    return cmd + [HOST, str(port), url]
+
+
+def certificate_paths(directory):
+    """(key, cert): where make_certificate puts its pair in `directory`."""
+    return os.path.join(directory, "key.pem"), os.path.join(directory, "cert.pem")
+
+
+def make_certificate(directory, timeout=60):
+    """A self-signed ECDSA P-256 pair (CN=localhost) for gtlsserver in
+    `directory`, made with openssl unless both files exist: (key, cert)
+    paths. Raises ServerError when openssl fails."""
+    key, cert = certificate_paths(directory)
+    if not (os.path.exists(key) and os.path.exists(cert)):
+        result = run_bounded(
+            ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256",
+             "-nodes", "-days", "1", "-subj", "/CN=localhost", "-keyout", key, "-out", cert],
+            timeout=timeout)
+        if not result.ok:
+            raise ServerError("openssl req failed: " + result.stderr.strip()[-300:])
+    return key, cert
+
+
 # --- Tool output ---------------------------------------------------------------
+
+_STATS_CONNECTIONS = re.compile(r"^stats: connections=(\d+)", re.MULTILINE)
+
+
+def dataplane_total(log_text, name):
+    """Counter `name` of the last "totals:" line dataplane printed (when it
+    stopped), or None."""
+    found = re.findall(r"totals:.* %s=(\d+)" % re.escape(name), log_text)
+    return int(found[-1]) if found else None
+
+
+def dataplane_connections(log_text):
+    """The connection counts of dataplane's "stats: connections=N" lines, in order."""
+    return [int(n) for n in _STATS_CONNECTIONS.findall(log_text)]
 
 
 def parse_json_lines(text, prefix="JSON "):

@@ -3,7 +3,7 @@
 against ngtcp2's gtlsserver, over HTTP/3 on loopback.
 
 Both servers serve the same directory (the browser tests' site,
-tests/interop/browser/pages.py) with the same certificate, at the same
+tools/browser/pages.py) with the same certificate, at the same
 time, from 127.0.0.1; one Chromium (started once) measures, alternating
 between them run by run:
 
@@ -34,17 +34,15 @@ Chromium resolves no name and talks only to 127.0.0.1. Needs Debian's
 
 import argparse
 import os
-import re
 import shlex
 import shutil
 import signal
 import sys
 import tempfile
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 WORKSPACE = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, os.path.join(WORKSPACE, "tests", "interop", "browser"))
+sys.path.insert(0, os.path.join(WORKSPACE, "tools", "browser"))
 
 import bench_common  # noqa: E402
 
@@ -58,45 +56,40 @@ except ImportError as e:
 
 DATAPLANE = os.path.join(WORKSPACE, "bazel-bin", "dataplane", "dataplane")
 DOWNLOAD = 20000000
-SERVER_CPU = 0
-BROWSER_CPU = 1
-SERVER_START_TIMEOUT = 10.0
 MEASURE_TIMEOUT = 60.0
 SERVERS = ("dataplane", "gtlsserver")
 NAMES = {"dataplane": "dpquic dataplane", "gtlsserver": "ngtcp2 gtlsserver"}
+# What each server prints once it serves (gtlsserver --quiet: nothing).
+READY = {"dataplane": bench_common.DATAPLANE_READY, "gtlsserver": None}
 
 
 class BenchError(Exception):
-    """A server or a measurement failed; the message says which and why."""
+    """A measurement failed, or a server exited during it; the message says
+    which and why."""
 
 
 def start_servers(work, root, cert, key, dataplane, pin):
-    """Both servers on free ports of 127.0.0.1: {name: (process, port)}."""
+    """Both servers on free ports of 127.0.0.1: {name: (process, port)} and
+    their commands. Raises bench_common.ServerError when one does not start."""
     def pinned(cmd):
-        return bench_common.taskset(SERVER_CPU, cmd) if pin else cmd
+        return bench_common.taskset(bench_common.SERVER_CPU, cmd) if pin else cmd
 
     ports = {name: bench_common.free_udp_port() for name in SERVERS}
     while ports["gtlsserver"] == ports["dataplane"]:
         ports["gtlsserver"] = bench_common.free_udp_port()
     commands = {
-        "dataplane": pinned([dataplane, "--listen=127.0.0.1:%d" % ports["dataplane"],
-                             "--cores=1", "--root=" + root, "--cert=" + cert, "--key=" + key]),
-        "gtlsserver": pinned(["gtlsserver", "--quiet", "--htdocs=" + root, "127.0.0.1",
-                              str(ports["gtlsserver"]), key, cert]),
+        "dataplane": pinned(bench_common.dataplane_command(
+            dataplane, ports["dataplane"],
+            extra=["--root=" + root, "--cert=" + cert, "--key=" + key])),
+        "gtlsserver": pinned(bench_common.ngtcp2_server_command(ports["gtlsserver"], key, cert,
+                                                                htdocs=root)),
     }
     servers = {}
     try:
         for name in SERVERS:
-            process = bench_common.BackgroundProcess(
-                commands[name], os.path.join(work, name + ".log"))
+            process = bench_common.start_server(commands[name], os.path.join(work, name + ".log"),
+                                                READY[name], name=name)
             servers[name] = (process, ports[name])
-            if name == "dataplane":
-                ready = process.wait_for_text("serving", SERVER_START_TIMEOUT)
-            else:
-                time.sleep(0.5)  # gtlsserver --quiet prints nothing when it is ready
-                ready = process.running()
-            if not ready:
-                raise BenchError("%s did not start: %s" % (name, process.log_text()[-500:]))
     except BaseException:
         stop_servers(servers)
         raise
@@ -156,7 +149,7 @@ def run(runs, warmup, dataplane, pin, progress):
         cert, key, spki = certificate.make(work, ("localhost",), ("127.0.0.1",))
         servers, commands = start_servers(work, root, cert, key, dataplane, pin)
         origins = {name: "https://127.0.0.1:%d" % port for name, (_, port) in servers.items()}
-        prefix = ["taskset", "-c", str(BROWSER_CPU)] if pin and shutil.which("taskset") else []
+        prefix = bench_common.taskset(bench_common.CLIENT_CPU, []) if pin else []
         figures = {name: {"load": [], "last": [], "download": []} for name in SERVERS}
         with cdp.Chromium(flags=cdp.quic_flags([o.split("://")[1] for o in origins.values()],
                                                spki), prefix=prefix) as browser:
@@ -184,17 +177,11 @@ def run(runs, warmup, dataplane, pin, progress):
                 raise BenchError("%s exited during the runs: %s" % (
                     name, process.log_text()[-500:]))
         stop_servers(servers)
-        with open(servers["dataplane"][0].log_path, errors="replace") as log:
-            return figures, commands, server_handshakes(log.read())
+        log = bench_common.read_text(servers["dataplane"][0].log_path)
+        return figures, commands, bench_common.dataplane_total(log, "handshakes")
     finally:
         stop_servers(servers)
         shutil.rmtree(work, ignore_errors=True)
-
-
-def server_handshakes(log_text):
-    """The handshakes of our server's totals line (printed when it stops)."""
-    match = re.search(r"totals:.* handshakes=(\d+)", log_text)
-    return int(match.group(1)) if match else None
 
 
 def report(figures, runs, warmup, command, handshakes):
@@ -265,7 +252,7 @@ def main(argv=None):
         figures, commands, handshakes = run(args.runs, args.warmup, args.dataplane,
                                             not args.no_pin,
                                             lambda text: print(text, file=sys.stderr, flush=True))
-    except (BenchError, cdp.CdpError) as e:
+    except (BenchError, bench_common.ServerError, cdp.CdpError) as e:
         print("browser_bench: %s" % e, file=sys.stderr)
         return 1
     print(report(figures, args.runs, args.warmup, command, handshakes))

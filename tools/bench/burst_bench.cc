@@ -26,9 +26,9 @@
 #include "quic/transmit/chunk.h"
 #include "quic/transmit/packet_sealer.h"
 #include "quic/wire/version.h"
-#include "tests/quic/transmit/null_sealer.h"
-#include "tests/quic/transmit/scripted_source.h"
 #include "tools/bench/bench_keys.h"
+#include "tools/testbed/null_sealer.h"
+#include "tools/testbed/scripted_source.h"
 
 namespace {
 

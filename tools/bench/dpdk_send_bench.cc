@@ -20,14 +20,15 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "dataplane/dpdk/eal.h"
 #include "dataplane/shard/shard_core.h"
-#include "tests/dataplane/dpdk/dpdk_rig.h"
-#include "tests/util/allocation_counter.h"
+#include "tools/testbed/allocation_counter.h"
+#include "tools/testbed/dpdk_rig.h"
 
 namespace dpquic::dataplane::dpdk {
 namespace {
@@ -165,6 +166,158 @@ class Outcome final : public PerfResponseHandler {
   PerfOutcome result;
 };
 
+// What the server shard did during the measured transfer.
+struct Transfer {
+  DpdkShardStats before, after;  // the server shard's, around the transfer
+  uint64_t busy_cycles = 0;      // the server loop's, during the transfer
+  double seconds = 0;
+  size_t allocations = 0;  // heap allocations in the process
+};
+
+// The server shard's send path per datagram over the transfer, in TSC cycles.
+struct SendCycles {
+  uint64_t datagrams = 0;
+  double total = 0;   // the transmit path
+  double build = 0;   // QUIC packets built and sealed
+  double header = 0;  // Ethernet/IP/UDP headers and checksums
+  double flush = 0;   // TX burst
+  double other = 0;   // mbufs and events
+  double loop = 0;    // the whole server loop
+};
+
+std::unique_ptr<DpdkRig> make_rig(const Options& options) {
+  DpdkRigOptions rig_options;
+  rig_options.wiring = DpdkRigOptions::Wiring::kDirect;
+  rig_options.max_udp_payload = options.max_udp_payload;
+  rig_options.verify_udp_checksum = options.verify_udp_checksum;
+  return std::make_unique<DpdkRig>(rig_options);
+}
+
+// Runs the server shard on `worker` while the client downloads `bytes`, and
+// stops it once the download is complete.
+Transfer run_transfer(DpdkRig& rig, unsigned worker, uint64_t bytes, Outcome& outcome) {
+  ServerLoop server;
+  server.shard = &rig.server(0);
+  rte_eal_remote_launch(run_server, &server, worker);
+
+  const TscClock clock;
+  const auto handle = rig.connect(clock.now());
+  rig.perf_client().request(*handle, bytes, 0, &outcome);
+  // Handshake first (allocations there are expected), then the transfer.
+  while (!outcome.done) {
+    rig.client().poll_once(clock.now());
+    const conn::Connection* c = rig.client().endpoint().connection(*handle);
+    if (c != nullptr && c->handshake_confirmed()) break;
+  }
+  Transfer transfer;
+  transfer.before = rig.server(0).stats();
+  const uint64_t busy_before = server.busy_cycles;
+  const Instant start = monotonic_now();
+  {
+    testing::AllocationWindow window;
+    while (!outcome.done) rig.client().poll_once(clock.now());
+    transfer.allocations = window.count();
+  }
+  transfer.seconds = static_cast<double>(monotonic_now() - start) / kSecond;
+  server.stop.store(true, std::memory_order_release);
+  rte_eal_wait_lcore(worker);
+  transfer.after = rig.server(0).stats();
+  transfer.busy_cycles = server.busy_cycles - busy_before;
+  return transfer;
+}
+
+// Runs run_raw_seal on `worker` for datagrams of the transfer's average
+// payload (`max_udp_payload` when it sent none).
+RawSeal measure_raw_seal(const DpdkRig& rig, const Transfer& transfer, unsigned worker,
+                         uint32_t max_udp_payload) {
+  const uint64_t datagrams = transfer.after.tx_cycle_datagrams - transfer.before.tx_cycle_datagrams;
+  const uint64_t payload_bytes = transfer.after.tx_bytes - transfer.before.tx_bytes;
+  RawSeal raw;
+  raw.payload = datagrams == 0 ? max_udp_payload : payload_bytes / datagrams;
+  raw.pool = rig.server_port().pool();
+  rte_eal_remote_launch(run_raw_seal, &raw, worker);
+  rte_eal_wait_lcore(worker);
+  return raw;
+}
+
+SendCycles send_cycles(const Transfer& transfer) {
+  const DpdkShardStats& before = transfer.before;
+  const DpdkShardStats& after = transfer.after;
+  SendCycles cycles;
+  cycles.datagrams = after.tx_cycle_datagrams - before.tx_cycle_datagrams;
+  const auto per_datagram = [&](uint64_t count) {
+    return static_cast<double>(count) /
+           static_cast<double>(std::max<uint64_t>(cycles.datagrams, 1));
+  };
+  cycles.total = per_datagram(after.tx_cycles - before.tx_cycles);
+  cycles.build = per_datagram(after.build_cycles - before.build_cycles);
+  cycles.header = per_datagram(after.header_cycles - before.header_cycles);
+  cycles.flush = per_datagram(after.flush_cycles - before.flush_cycles);
+  cycles.other = per_datagram(after.tx_cycles - before.tx_cycles) - cycles.build - cycles.header -
+                 cycles.flush;
+  cycles.loop = per_datagram(transfer.busy_cycles);
+  return cycles;
+}
+
+// The human lines after the first: datagrams, cycles, the raw seal and
+// allocations.
+void print_details(const Transfer& transfer, const RawSeal& raw, const SendCycles& cycles) {
+  const DpdkShardStats& before = transfer.before;
+  const DpdkShardStats& after = transfer.after;
+  const uint64_t bursts = after.tx_bursts - before.tx_bursts;
+  std::printf(
+      "  server datagrams %llu in %llu bursts (%.1f per burst), average UDP payload %zu bytes, "
+      "TSC %.2f GHz\n",
+      static_cast<unsigned long long>(cycles.datagrams), static_cast<unsigned long long>(bursts),
+      static_cast<double>(after.tx_datagrams - before.tx_datagrams) /
+          static_cast<double>(std::max<uint64_t>(bursts, 1)),
+      raw.payload, static_cast<double>(rte_get_tsc_hz()) / 1e9);
+  std::printf(
+      "  send path %.0f cycles/datagram: QUIC packets built and sealed %.0f, Ethernet/IP/UDP "
+      "headers and checksums %.0f, TX burst %.0f, mbufs and events %.0f; whole server loop %.0f\n",
+      cycles.total, cycles.build, cycles.header, cycles.flush, cycles.other, cycles.loop);
+  std::printf("  raw ipsec-mb AES-128-GCM seal of %zu bytes: %.0f cycles (send path %.2fx)\n",
+              raw.payload, raw.cycles_per_packet, cycles.total / raw.cycles_per_packet);
+  std::printf(
+      "  the same seal into each of %zu server mbufs as the transfer left them: %.0f cycles "
+      "(send path %.2fx)\n",
+      raw.recycled_mbufs, raw.recycled_cycles_per_packet,
+      cycles.total / std::max(raw.recycled_cycles_per_packet, 1.0));
+  std::printf("  heap allocations after the handshake: %zu (both shards, whole process)\n",
+              transfer.allocations);
+}
+
+void print_json(uint64_t bytes_received, double gbps, bool ok, const Transfer& transfer,
+                const RawSeal& raw, const SendCycles& cycles) {
+  std::printf(
+      "JSON {\"bytes\":%llu,\"seconds\":%.3f,\"goodput_gbps\":%.3f,\"datagrams\":%llu,"
+      "\"payload\":%zu,\"send_cycles_per_datagram\":%.1f,\"loop_cycles_per_datagram\":%.1f,"
+      "\"build_cycles_per_datagram\":%.1f,\"header_cycles_per_datagram\":%.1f,"
+      "\"tx_burst_cycles_per_datagram\":%.1f,\"other_cycles_per_datagram\":%.1f,\"raw_gcm_cycles\":"
+      "%.1f,\"raw_gcm_recycled_mbuf_cycles\":%.1f,\"ratio\":%.3f,\"tsc_hz\":%llu,"
+      "\"allocations\":%zu,\"ok\":%s}\n",
+      static_cast<unsigned long long>(bytes_received), transfer.seconds, gbps,
+      static_cast<unsigned long long>(cycles.datagrams), raw.payload, cycles.total, cycles.loop,
+      cycles.build, cycles.header, cycles.flush, cycles.other, raw.cycles_per_packet,
+      raw.recycled_cycles_per_packet, cycles.total / raw.cycles_per_packet,
+      static_cast<unsigned long long>(rte_get_tsc_hz()), transfer.allocations,
+      ok ? "true" : "false");
+}
+
+// Prints the results; true when the transfer was byte-exact.
+bool report(const Options& options, const PerfOutcome& result, const Transfer& transfer,
+            const RawSeal& raw) {
+  const SendCycles cycles = send_cycles(transfer);
+  const double gbps = static_cast<double>(result.bytes_received) * 8 / transfer.seconds / 1e9;
+  const bool ok = result.result == PerfResult::kOk && result.bytes_received == options.bytes;
+  std::printf("dpdk_send_bench: %s, %.3f GB in %.2f s, goodput %.2f Gbps (1 server lcore)\n",
+              ok ? "transfer byte-exact" : "TRANSFER FAILED",
+              static_cast<double>(result.bytes_received) / 1e9, transfer.seconds, gbps);
+  print_details(transfer, raw, cycles);
+  print_json(result.bytes_received, gbps, ok, transfer, raw, cycles);
+  return ok;
+}
+
 int bench(const Options& options) {
   std::string error;
   const auto arguments = split_eal_arguments(options.eal, error);
@@ -178,99 +331,11 @@ int bench(const Options& options) {
     std::fprintf(stderr, "dpdk_send_bench: needs two lcores (e.g. -l 0-1 in --eal)\n");
     return 2;
   }
-  DpdkRigOptions rig_options;
-  rig_options.wiring = DpdkRigOptions::Wiring::kDirect;
-  rig_options.max_udp_payload = options.max_udp_payload;
-  rig_options.verify_udp_checksum = options.verify_udp_checksum;
-  auto rig = std::make_unique<DpdkRig>(rig_options);
-
-  ServerLoop server;
-  server.shard = &rig->server(0);
-  rte_eal_remote_launch(run_server, &server, worker);
-
+  auto rig = make_rig(options);
   Outcome outcome;
-  const TscClock clock;
-  const auto handle = rig->connect(clock.now());
-  rig->perf_client().request(*handle, options.bytes, 0, &outcome);
-  // Handshake first (allocations there are expected), then the transfer.
-  while (!outcome.done) {
-    rig->client().poll_once(clock.now());
-    const conn::Connection* c = rig->client().endpoint().connection(*handle);
-    if (c != nullptr && c->handshake_confirmed()) break;
-  }
-  const DpdkShardStats before = rig->server(0).stats();
-  const uint64_t busy_before = server.busy_cycles;
-  const Instant start = monotonic_now();
-  size_t allocations = 0;
-  {
-    testing::AllocationWindow window;
-    while (!outcome.done) rig->client().poll_once(clock.now());
-    allocations = window.count();
-  }
-  const double seconds = static_cast<double>(monotonic_now() - start) / kSecond;
-  server.stop.store(true, std::memory_order_release);
-  rte_eal_wait_lcore(worker);
-  const DpdkShardStats after = rig->server(0).stats();
-
-  const uint64_t datagrams = after.tx_cycle_datagrams - before.tx_cycle_datagrams;
-  const uint64_t payload_bytes = after.tx_bytes - before.tx_bytes;
-  RawSeal raw;
-  raw.payload = datagrams == 0 ? options.max_udp_payload : payload_bytes / datagrams;
-  raw.pool = rig->server_port().pool();
-  rte_eal_remote_launch(run_raw_seal, &raw, worker);
-  rte_eal_wait_lcore(worker);
-
-  const double tx_cycles = static_cast<double>(after.tx_cycles - before.tx_cycles) /
-                           static_cast<double>(std::max<uint64_t>(datagrams, 1));
-  const auto per_datagram = [&](uint64_t cycles) {
-    return static_cast<double>(cycles) / static_cast<double>(std::max<uint64_t>(datagrams, 1));
-  };
-  const double build_cycles = per_datagram(after.build_cycles - before.build_cycles);
-  const double header_cycles = per_datagram(after.header_cycles - before.header_cycles);
-  const double flush_cycles = per_datagram(after.flush_cycles - before.flush_cycles);
-  const double other_cycles = per_datagram(after.tx_cycles - before.tx_cycles) - build_cycles -
-                              header_cycles - flush_cycles;
-  const double busy_cycles = static_cast<double>(server.busy_cycles - busy_before) /
-                             static_cast<double>(std::max<uint64_t>(datagrams, 1));
-  const double gbps = static_cast<double>(outcome.result.bytes_received) * 8 / seconds / 1e9;
-  const bool ok =
-      outcome.result.result == PerfResult::kOk && outcome.result.bytes_received == options.bytes;
-  std::printf("dpdk_send_bench: %s, %.3f GB in %.2f s, goodput %.2f Gbps (1 server lcore)\n",
-              ok ? "transfer byte-exact" : "TRANSFER FAILED",
-              static_cast<double>(outcome.result.bytes_received) / 1e9, seconds, gbps);
-  const uint64_t bursts = after.tx_bursts - before.tx_bursts;
-  std::printf(
-      "  server datagrams %llu in %llu bursts (%.1f per burst), average UDP payload %zu bytes, "
-      "TSC %.2f GHz\n",
-      static_cast<unsigned long long>(datagrams), static_cast<unsigned long long>(bursts),
-      static_cast<double>(after.tx_datagrams - before.tx_datagrams) /
-          static_cast<double>(std::max<uint64_t>(bursts, 1)),
-      raw.payload, static_cast<double>(rte_get_tsc_hz()) / 1e9);
-  std::printf(
-      "  send path %.0f cycles/datagram: QUIC packets built and sealed %.0f, Ethernet/IP/UDP "
-      "headers and checksums %.0f, TX burst %.0f, mbufs and events %.0f; whole server loop %.0f\n",
-      tx_cycles, build_cycles, header_cycles, flush_cycles, other_cycles, busy_cycles);
-  std::printf("  raw ipsec-mb AES-128-GCM seal of %zu bytes: %.0f cycles (send path %.2fx)\n",
-              raw.payload, raw.cycles_per_packet, tx_cycles / raw.cycles_per_packet);
-  std::printf(
-      "  the same seal into each of %zu server mbufs as the transfer left them: %.0f cycles "
-      "(send path %.2fx)\n",
-      raw.recycled_mbufs, raw.recycled_cycles_per_packet,
-      tx_cycles / std::max(raw.recycled_cycles_per_packet, 1.0));
-  std::printf("  heap allocations after the handshake: %zu (both shards, whole process)\n",
-              allocations);
-  std::printf(
-      "JSON {\"bytes\":%llu,\"seconds\":%.3f,\"goodput_gbps\":%.3f,\"datagrams\":%llu,"
-      "\"payload\":%zu,\"send_cycles_per_datagram\":%.1f,\"loop_cycles_per_datagram\":%.1f,"
-      "\"build_cycles_per_datagram\":%.1f,\"header_cycles_per_datagram\":%.1f,"
-      "\"tx_burst_cycles_per_datagram\":%.1f,\"other_cycles_per_datagram\":%.1f,\"raw_gcm_cycles\":"
-      "%.1f,\"raw_gcm_recycled_mbuf_cycles\":%.1f,\"ratio\":%.3f,\"tsc_hz\":%llu,"
-      "\"allocations\":%zu,\"ok\":%s}\n",
-      static_cast<unsigned long long>(outcome.result.bytes_received), seconds, gbps,
-      static_cast<unsigned long long>(datagrams), raw.payload, tx_cycles, busy_cycles, build_cycles,
-      header_cycles, flush_cycles, other_cycles, raw.cycles_per_packet,
-      raw.recycled_cycles_per_packet, tx_cycles / raw.cycles_per_packet,
-      static_cast<unsigned long long>(rte_get_tsc_hz()), allocations, ok ? "true" : "false");
+  const Transfer transfer = run_transfer(*rig, worker, options.bytes, outcome);
+  const RawSeal raw = measure_raw_seal(*rig, transfer, worker, options.max_udp_payload);
+  const bool ok = report(options, outcome.result, transfer, raw);
   rig.reset();
   cleanup_eal();
   return ok ? 0 : 1;

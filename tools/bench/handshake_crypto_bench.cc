@@ -171,6 +171,83 @@ bool verify_once(EVP_PKEY* key, const std::vector<uint8_t>& input, const uint8_t
          EVP_DigestVerify(context.get(), signature, length, input.data(), input.size());
 }
 
+// Pins this thread to `cpu`; false, with the reason on stderr, when it
+// cannot.
+bool pin_to_cpu(int cpu) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  if (sched_setaffinity(0, sizeof(set), &set) != 0) {
+    std::fprintf(stderr, "handshake_crypto_bench: cannot pin to CPU %d: %s\n", cpu,
+                 std::strerror(errno));
+    return false;
+  }
+  return true;
+}
+
+// Signs `input` once into `signature`; true when the signature verifies.
+bool sign_and_verify(EVP_PKEY* key, const std::vector<uint8_t>& input,
+                     std::array<uint8_t, 80>& signature) {
+  const size_t length = sign_once(key, input, signature);
+  return verify_once(key, input, signature.data(), length);
+}
+
+// Makes the peer's key pair, then ours; true when both sides derive the same
+// shared secret from them.
+bool make_x25519_pairs(uint8_t peer_public[32], uint8_t peer_private[32], uint8_t own_public[32],
+                       uint8_t own_private[32]) {
+  X25519_keypair(peer_public, peer_private);
+  X25519_keypair(own_public, own_private);
+  uint8_t shared[32];
+  uint8_t peer_shared[32];
+  return X25519(shared, own_private, peer_public) &&
+         X25519(peer_shared, peer_private, own_public) &&
+         std::memcmp(shared, peer_shared, sizeof(shared)) == 0;
+}
+
+// Operations per second, the medians over the repetitions.
+struct Rates {
+  double sign = 0;
+  double keygen = 0;
+  double shared = 0;
+};
+
+// A warm-up, then the repetitions interleaved so drifts hit every operation.
+Rates measure_rates(const std::function<void()>& sign, const std::function<void()>& keygen,
+                    const std::function<void()>& agree, const Options& options) {
+  measure(sign, std::min(0.1, options.seconds));
+  std::vector<double> sign_rates;
+  std::vector<double> keygen_rates;
+  std::vector<double> shared_rates;
+  for (int r = 0; r < options.repetitions; ++r) {
+    sign_rates.push_back(measure(sign, options.seconds));
+    keygen_rates.push_back(measure(keygen, options.seconds));
+    shared_rates.push_back(measure(agree, options.seconds));
+  }
+  return {median(sign_rates), median(keygen_rates), median(shared_rates)};
+}
+
+void print_rates(const Rates& rates, const Options& options) {
+  const double sign_per_sec = rates.sign;
+  const double keygen_per_sec = rates.keygen;
+  const double shared_per_sec = rates.shared;
+  const double limit = 1.0 / (1.0 / sign_per_sec + 1.0 / keygen_per_sec + 1.0 / shared_per_sec);
+
+  std::printf("ECDSA P-256 sign (SHA-256):  %10.0f /s  %8.2f us\n", sign_per_sec,
+              1e6 / sign_per_sec);
+  std::printf("X25519 key generation:       %10.0f /s  %8.2f us\n", keygen_per_sec,
+              1e6 / keygen_per_sec);
+  std::printf("X25519 shared secret:        %10.0f /s  %8.2f us\n", shared_per_sec,
+              1e6 / shared_per_sec);
+  std::printf("handshake crypto limit:      %10.0f handshakes/s (sign + keygen + shared)\n", limit);
+  std::printf(
+      "JSON {\"p256_sign_per_sec\": %.1f, \"x25519_keygen_per_sec\": %.1f, "
+      "\"x25519_shared_per_sec\": %.1f, \"handshake_crypto_limit_per_sec\": %.1f, "
+      "\"cpu\": %d, \"pinned\": %s, \"seconds\": %.3f, \"repetitions\": %d}\n",
+      sign_per_sec, keygen_per_sec, shared_per_sec, limit, sched_getcpu(),
+      options.cpu ? "true" : "false", options.seconds, options.repetitions);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -184,16 +261,7 @@ int main(int argc, char** argv) {
     std::fputs(kUsage, stdout);
     return 0;
   }
-  if (options->cpu) {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(*options->cpu, &set);
-    if (sched_setaffinity(0, sizeof(set), &set) != 0) {
-      std::fprintf(stderr, "handshake_crypto_bench: cannot pin to CPU %d: %s\n", *options->cpu,
-                   std::strerror(errno));
-      return 2;
-    }
-  }
+  if (options->cpu && !pin_to_cpu(*options->cpu)) return 2;
 
   const SigningKey signing_key = make_p256_key();
   if (!signing_key.key) {
@@ -203,25 +271,20 @@ int main(int argc, char** argv) {
   const std::vector<uint8_t> input = certificate_verify_input();
   std::array<uint8_t, 80> signature{};
   // The measured operation must produce real, valid signatures.
-  const size_t length = sign_once(signing_key.key.get(), input, signature);
-  if (!verify_once(signing_key.key.get(), input, signature.data(), length)) {
+  if (!sign_and_verify(signing_key.key.get(), input, signature)) {
     std::fprintf(stderr, "handshake_crypto_bench: the signature does not verify\n");
     return 1;
   }
 
   uint8_t peer_public[32];
   uint8_t peer_private[32];
-  X25519_keypair(peer_public, peer_private);
   uint8_t own_public[32];
   uint8_t own_private[32];
-  X25519_keypair(own_public, own_private);
-  uint8_t shared[32];
-  uint8_t peer_shared[32];
-  if (!X25519(shared, own_private, peer_public) || !X25519(peer_shared, peer_private, own_public) ||
-      std::memcmp(shared, peer_shared, sizeof(shared)) != 0) {
+  if (!make_x25519_pairs(peer_public, peer_private, own_public, own_private)) {
     std::fprintf(stderr, "handshake_crypto_bench: X25519 self-check failed\n");
     return 1;
   }
+  uint8_t shared[32];
 
   const std::function<void()> sign = [&] {
     sign_once(signing_key.key.get(), input, signature);
@@ -240,33 +303,6 @@ int main(int argc, char** argv) {
               sched_getcpu(), options->cpu ? " (pinned)" : " (unpinned)", options->repetitions,
               options->seconds);
   std::fflush(stdout);
-  // Warm-up, then the repetitions interleaved so drifts hit every operation.
-  measure(sign, std::min(0.1, options->seconds));
-  std::vector<double> sign_rates;
-  std::vector<double> keygen_rates;
-  std::vector<double> shared_rates;
-  for (int r = 0; r < options->repetitions; ++r) {
-    sign_rates.push_back(measure(sign, options->seconds));
-    keygen_rates.push_back(measure(keygen, options->seconds));
-    shared_rates.push_back(measure(agree, options->seconds));
-  }
-  const double sign_per_sec = median(sign_rates);
-  const double keygen_per_sec = median(keygen_rates);
-  const double shared_per_sec = median(shared_rates);
-  const double limit = 1.0 / (1.0 / sign_per_sec + 1.0 / keygen_per_sec + 1.0 / shared_per_sec);
-
-  std::printf("ECDSA P-256 sign (SHA-256):  %10.0f /s  %8.2f us\n", sign_per_sec,
-              1e6 / sign_per_sec);
-  std::printf("X25519 key generation:       %10.0f /s  %8.2f us\n", keygen_per_sec,
-              1e6 / keygen_per_sec);
-  std::printf("X25519 shared secret:        %10.0f /s  %8.2f us\n", shared_per_sec,
-              1e6 / shared_per_sec);
-  std::printf("handshake crypto limit:      %10.0f handshakes/s (sign + keygen + shared)\n", limit);
-  std::printf(
-      "JSON {\"p256_sign_per_sec\": %.1f, \"x25519_keygen_per_sec\": %.1f, "
-      "\"x25519_shared_per_sec\": %.1f, \"handshake_crypto_limit_per_sec\": %.1f, "
-      "\"cpu\": %d, \"pinned\": %s, \"seconds\": %.3f, \"repetitions\": %d}\n",
-      sign_per_sec, keygen_per_sec, shared_per_sec, limit, sched_getcpu(),
-      options->cpu ? "true" : "false", options->seconds, options->repetitions);
+  print_rates(measure_rates(sign, keygen, agree, *options), *options);
   return 0;
 }

@@ -13,7 +13,7 @@ and the ratios against ngtcp2 (gtlsserver -> gtlsclient):
   e  dataplane --gso=off -> dpquic_client
 
 Usage (from the workspace):
-  bazel build -c opt //dataplane //tests/interop:dpquic_client
+  bazel build -c opt //dataplane //tools/client:dpquic_client
   tools/bench/loopback_goodput.py [--runs=5] [--size=1073741824] [--configs=abcde]
                                   [--max-udp-payload=N]
 
@@ -36,16 +36,13 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 
 import bench_common
 
 WORKSPACE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DATAPLANE = os.path.join(WORKSPACE, "bazel-bin/dataplane/dataplane")
-CLIENT = os.path.join(WORKSPACE, "bazel-bin/tests/interop/dpquic_client")
+CLIENT = os.path.join(WORKSPACE, "bazel-bin/tools/client/dpquic_client")
 TIMEOUT = 120
-SERVER_CPU = 0
-CLIENT_CPU = 1
 SERVER_START_TIMEOUT = 5.0
 
 DESCRIPTIONS = {
@@ -66,64 +63,29 @@ CONFIGS = {
 }
 
 
-class MeasurementError(Exception):
-    """A server or client failed; the message names which and why."""
-
-
-def make_certificate(workdir):
-    """A fresh self-signed ECDSA P-256 pair for gtlsserver: (key, cert) paths."""
-    key = os.path.join(workdir, "key.pem")
-    cert = os.path.join(workdir, "cert.pem")
-    if not (os.path.exists(key) and os.path.exists(cert)):
-        result = bench_common.run_bounded(
-            ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256",
-             "-nodes", "-days", "1", "-subj", "/CN=localhost", "-keyout", key, "-out", cert],
-            timeout=60)
-        if not result.ok:
-            raise MeasurementError("openssl req failed: " + result.stderr.strip()[-300:])
-    return key, cert
-
-
 def server_command(kind, port, workdir, dataplane=DATAPLANE, max_udp_payload=0):
     """The command line of a server of `kind` on 127.0.0.1:port."""
     if kind == "ngtcp2":
-        return ["gtlsserver", "--quiet", "--htdocs=" + workdir, "--max-dyn-length=4G",
-                "127.0.0.1", str(port), os.path.join(workdir, "key.pem"),
-                os.path.join(workdir, "cert.pem")]
-    cmd = [dataplane, "--listen=127.0.0.1:%d" % port, "--cores=1"]
+        key, cert = bench_common.certificate_paths(workdir)
+        return bench_common.ngtcp2_server_command(port, key, cert, htdocs=workdir,
+                                                  max_dyn_length="4G")
+    extra = []
     if max_udp_payload:
-        cmd.append("--max-udp-payload=%d" % max_udp_payload)
+        extra.append("--max-udp-payload=%d" % max_udp_payload)
     if kind == "dpquic-nogso":
-        cmd.append("--gso=off")
-    return cmd
+        extra.append("--gso=off")
+    return bench_common.dataplane_command(dataplane, port, extra=extra)
 
 
 def client_command(kind, port, size, client=CLIENT, max_udp_payload=0):
     """The command line of a client of `kind` downloading SIZE bytes."""
     url = "https://127.0.0.1:%d/%d" % (port, size)
     if kind == "ngtcp2":
-        return ["gtlsclient", "--quiet", "--exit-on-all-streams-close", "--no-quic-dump",
-                "--no-http-dump", "127.0.0.1", str(port), url]
+        return bench_common.ngtcp2_client_command(port, url)
     cmd = [client, url]
     if max_udp_payload:
         cmd.append("--max-udp-payload=%d" % max_udp_payload)
     return cmd
-
-
-def start_server(cmd, kind, log_path):
-    """A BackgroundProcess running `cmd`, once it serves (or raises)."""
-    server = bench_common.BackgroundProcess(cmd, log_path)
-    if kind == "ngtcp2":
-        # gtlsserver --quiet prints nothing when it is ready: give it the
-        # half second the interop tests give it, then it must still run.
-        time.sleep(0.5)
-        ready = server.running()
-    else:
-        ready = server.wait_for_text("serving", SERVER_START_TIMEOUT)
-    if not ready:
-        server.stop()
-        raise MeasurementError("server %s did not start: %s" % (kind, server.log_text()[-500:]))
-    return server
 
 
 def run_once(config, size, workdir, dataplane=DATAPLANE, client=CLIENT, max_udp_payload=0,
@@ -132,11 +94,15 @@ def run_once(config, size, workdir, dataplane=DATAPLANE, client=CLIENT, max_udp_
     server_kind, client_kind = CONFIGS[config]
     port = bench_common.free_udp_port()
     server_cmd = bench_common.taskset(
-        SERVER_CPU, server_command(server_kind, port, workdir, dataplane, max_udp_payload))
+        bench_common.SERVER_CPU,
+        server_command(server_kind, port, workdir, dataplane, max_udp_payload))
     client_cmd = bench_common.taskset(
-        CLIENT_CPU, client_command(client_kind, port, size, client, max_udp_payload))
+        bench_common.CLIENT_CPU, client_command(client_kind, port, size, client, max_udp_payload))
     log_path = os.path.join(workdir, "server-%s.log" % config)
-    server = start_server(server_cmd, server_kind, log_path)
+    # gtlsserver --quiet prints nothing when it is ready: it gets the settle time.
+    server = bench_common.start_server(
+        server_cmd, log_path, None if server_kind == "ngtcp2" else bench_common.DATAPLANE_READY,
+        timeout=SERVER_START_TIMEOUT, name="server " + server_kind)
     try:
         result = bench_common.run_bounded(client_cmd, timeout=timeout)
     finally:
@@ -144,7 +110,7 @@ def run_once(config, size, workdir, dataplane=DATAPLANE, client=CLIENT, max_udp_
     if not result.ok:
         what = "timed out after %d s" % timeout if result.timed_out else \
             "exited %d" % result.returncode
-        raise MeasurementError("config %s: client %s %s: %s" % (
+        raise bench_common.ServerError("config %s: client %s %s: %s" % (
             config, client_kind, what, (result.stdout + result.stderr).strip()[-500:]))
     return size * 8 / result.elapsed / 1e9, [server_cmd, client_cmd]
 
@@ -155,15 +121,16 @@ def measure(configs="abcde", runs=5, size=1 << 30, workdir=None, dataplane=DATAP
     "commands": {config: [server cmd, client cmd] of the first run}}.
 
     `workdir` holds the certificate and logs (a temporary directory when
-    None); `progress(text)` is told about each run. Raises MeasurementError
-    when a server or client fails, ValueError on bad arguments."""
+    None); `progress(text)` is told about each run. Raises
+    bench_common.ServerError when a server or client fails, ValueError on
+    bad arguments."""
     if runs < 1 or size < 1 or not configs or any(c not in CONFIGS for c in configs):
         raise ValueError("runs and size must be positive; configs are letters from abcde")
     if workdir is None:
         with tempfile.TemporaryDirectory(prefix="loopback_goodput.") as tmp:
             return measure(configs, runs, size, tmp, dataplane, client, max_udp_payload,
                            timeout, progress)
-    make_certificate(workdir)
+    bench_common.make_certificate(workdir)
     gbps = {c: [] for c in configs}
     commands = {}
     for run in range(runs):
@@ -207,13 +174,13 @@ def main(argv=None):
         parser.error("--runs and --size must be positive; --configs letters from abcde")
     for binary in (DATAPLANE, CLIENT):
         if not os.access(binary, os.X_OK):
-            sys.exit("%s is missing: bazel build -c opt //dataplane //tests/interop:dpquic_client"
+            sys.exit("%s is missing: bazel build -c opt //dataplane //tools/client:dpquic_client"
                      % binary)
     try:
         result = measure(args.configs, args.runs, args.size, None, DATAPLANE, CLIENT,
                          args.max_udp_payload, TIMEOUT,
                          progress=lambda text: print(text, file=sys.stderr))
-    except (MeasurementError, subprocess.SubprocessError) as e:
+    except (bench_common.ServerError, subprocess.SubprocessError) as e:
         sys.exit("loopback_goodput: %s" % e)
     print(report(result["gbps"], args.runs, args.size, args.max_udp_payload), end="")
     return 0

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The side-by-side benchmark suite: every comparison of issue 9 in one run.
+"""The side-by-side benchmark suite: every comparison in one run.
 
   bazel run -c opt //tools/bench:all [-- FLAGS]
   (or tools/bench/run_all.py FLAGS from a checkout after building the

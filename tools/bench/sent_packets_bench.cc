@@ -5,7 +5,7 @@
 // Range: iterating the live entries of 64-number spans ("entries after x"),
 // as loss detection does, over a window with every fourth packet gone.
 //
-// Target (issue 5): the ring >= 5x faster than the map, with 0 allocations
+// Target: the ring >= 5x faster than the map, with 0 allocations
 // per operation. ns_per_op and allocs_per_op are counters in the output
 // (ns_per_op is printed with an "s" unit: read it as plain ns).
 #include <benchmark/benchmark.h>
@@ -17,7 +17,7 @@
 #include "quic/recovery/sent_packet.h"
 #include "quic/recovery/sent_packet_pool.h"
 #include "quic/recovery/sent_packets.h"
-#include "tests/util/allocation_counter.h"
+#include "tools/testbed/allocation_counter.h"
 
 namespace {
 

@@ -15,7 +15,8 @@ import subprocess
 import time
 
 import bench_common
-from suite_context import Missing, ServerError, preload_env, read_alloc_report, start_server
+from bench_common import ServerError, start_server
+from suite_context import Missing, preload_env, read_alloc_report
 
 TARGET = 200
 FULL_SIZE = 1 << 30
@@ -32,15 +33,14 @@ def commands(ctx, config, port, size, report_path):
     env, shown = preload_env(ctx.binary("alloc_preload"), report_path)
     url = "https://127.0.0.1:%d/%d" % (port, size)
     if config == OURS:
-        server = [ctx.binary("dataplane"), "--listen=127.0.0.1:%d" % port, "--cores=1"]
+        server = bench_common.dataplane_command(ctx.binary("dataplane"), port)
         client = [ctx.binary("quicload"), "--connections=1", "--requests=1", "--no-progress",
                   url]
-        return server, env, shown, client, signal.SIGTERM, "serving"
+        return server, env, shown, client, signal.SIGTERM, bench_common.DATAPLANE_READY
     key, cert = ctx.certificate()
-    server = ["gtlsserver", "--quiet", "--htdocs=" + ctx.path(), "--max-dyn-length=4G",
-              "127.0.0.1", str(port), key, cert]
-    client = ["gtlsclient", "--quiet", "--exit-on-all-streams-close", "--no-quic-dump",
-              "--no-http-dump", "127.0.0.1", str(port), url]
+    server = bench_common.ngtcp2_server_command(port, key, cert, htdocs=ctx.path(),
+                                                max_dyn_length="4G")
+    client = bench_common.ngtcp2_client_command(port, url)
     return server, env, shown, client, signal.SIGINT, None
 
 

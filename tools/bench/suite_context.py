@@ -14,7 +14,6 @@ import signal
 import time
 
 import bench_common
-from bench_common import taskset  # noqa: F401 (the sections import it from here)
 
 WORKSPACE_NAME = "dpquic"
 
@@ -23,7 +22,7 @@ BINARIES = {
     "dataplane": "dataplane/dataplane",
     "quicload": "tools/quicload/quicload",
     "flood": "tools/flood/flood",
-    "dpquic_client": "tests/interop/dpquic_client",
+    "dpquic_client": "tools/client/dpquic_client",
     "alloc_preload": "tools/bench/libdpquic_alloc_preload.so",
     "handshake_crypto_bench": "tools/bench/handshake_crypto_bench",
     "dpdk_send_bench": "tools/bench/dpdk_send_bench",
@@ -175,9 +174,8 @@ class Context:
     def certificate(self):
         """(key, cert): a self-signed ECDSA P-256 pair made once per run."""
         if self._certificate is None:
-            import loopback_goodput
             self.require_tool("openssl")
-            self._certificate = loopback_goodput.make_certificate(self.work_dir)
+            self._certificate = bench_common.make_certificate(self.work_dir)
         return self._certificate
 
     def display(self, cmd, env=None, port=None):
@@ -195,27 +193,6 @@ class Context:
         if port:
             text = text.replace(":%d" % port, ":$PORT").replace(" %d " % port, " $PORT ")
         return text
-
-
-class ServerError(RuntimeError):
-    """A server did not start, or a client against it failed."""
-
-
-def start_server(cmd, log_path, ready_text=None, env=None, settle=0.5):
-    """A BackgroundProcess running `cmd`, once it serves: when `ready_text`
-    is in its output (dataplane's "serving" banner), else after `settle`
-    seconds (gtlsserver --quiet prints nothing). Raises ServerError."""
-    server = bench_common.BackgroundProcess(cmd, log_path, env=env)
-    if ready_text:
-        ready = server.wait_for_text(ready_text, 10)
-    else:
-        time.sleep(settle)
-        ready = server.running()
-    if not ready:
-        server.stop(signal.SIGKILL, grace=1)
-        raise ServerError("%s did not start: %s" % (os.path.basename(str(cmd[0])),
-                                                    server.log_text().strip()[-300:]))
-    return server
 
 
 def preload_env(preload, report_path, dump_signal=None):

@@ -33,14 +33,6 @@ PARTS = (
 )
 
 
-def _read(path):
-    try:
-        with open(path, encoding="utf-8") as f:
-            return f.read()
-    except OSError:
-        return ""
-
-
 def free_hugepages(meminfo_text):
     """HugePages_Free from /proc/meminfo text (0 when absent)."""
     for line in meminfo_text.splitlines():
@@ -54,7 +46,7 @@ def free_hugepages(meminfo_text):
 
 def prepare_hugepages(section, euid, nr_path="/proc/sys/vm/nr_hugepages"):
     """Reserves HUGEPAGES when none are and we may; True when any are free."""
-    text = _read(nr_path).strip()
+    text = bench_common.read_text(nr_path).strip()
     if text == "0" and euid == 0:
         try:
             with open(nr_path, "w", encoding="utf-8") as f:
@@ -62,7 +54,7 @@ def prepare_hugepages(section, euid, nr_path="/proc/sys/vm/nr_hugepages"):
             section.note("Reserved %d hugepages (/proc/sys/vm/nr_hugepages was 0)." % HUGEPAGES)
         except OSError as e:
             section.note("Could not reserve hugepages: %s." % e)
-    return free_hugepages(_read("/proc/meminfo")) > 0
+    return free_hugepages(bench_common.read_text("/proc/meminfo")) > 0
 
 
 def run_bench(ctx, section, eal, size, payload, attempts=3):

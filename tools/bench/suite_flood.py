@@ -19,7 +19,8 @@ import re
 import time
 
 import bench_common
-from suite_context import Missing, ServerError, read_vm_rss_kib, start_server
+from bench_common import ServerError, start_server
+from suite_context import Missing, read_vm_rss_kib
 
 CORES = 2
 MAX_CONNECTIONS = 1000
@@ -28,8 +29,6 @@ FULL = {"rate": 5000, "seconds": 20, "downloads": 5, "size": 1000000}
 QUICK = {"rate": 2000, "seconds": 6, "downloads": 2, "size": 200000}
 START_AFTER = 3.0
 ALPHABET = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
-STATS = re.compile(r"^stats: connections=(\d+)", re.MULTILINE)
-TOTAL = re.compile(r"totals:.* %s=(\d+)")
 
 
 def synthetic_ok(path, size):
@@ -42,12 +41,6 @@ def synthetic_ok(path, size):
     return data == (ALPHABET * (size // len(ALPHABET) + 1))[:size]
 
 
-def total(log_text, name):
-    match = TOTAL.pattern % re.escape(name)
-    found = re.findall(match, log_text)
-    return int(found[-1]) if found else None
-
-
 def download(ctx, gtlsclient, port, size, index):
     """Seconds one gtlsclient download of `size` bytes took; raises
     ServerError unless it exits 0 with the bytes exact."""
@@ -56,8 +49,8 @@ def download(ctx, gtlsclient, port, size, index):
     target = os.path.join(directory, str(size))
     if os.path.exists(target):
         os.remove(target)
-    cmd = [gtlsclient, "--quiet", "--exit-on-all-streams-close", "--download=" + directory,
-           "127.0.0.1", str(port), "https://127.0.0.1:%d/%d" % (port, size)]
+    cmd = bench_common.ngtcp2_client_command(port, "https://127.0.0.1:%d/%d" % (port, size),
+                                             download_dir=directory, program=gtlsclient)
     result = bench_common.run_bounded(cmd, 60)
     if not result.ok or not synthetic_ok(target, size):
         raise ServerError("download %d failed (exit %s): %s" % (
@@ -70,8 +63,9 @@ def measure_once(ctx, section, shape, flooded):
     "half_open_dropped", "refused"} for one server lifetime."""
     gtlsclient = ctx.require_tool("gtlsclient")
     port = bench_common.free_udp_port()
-    server_cmd = [ctx.binary("dataplane"), "--listen=127.0.0.1:%d" % port, "--cores=%d" % CORES,
-                  "--max-connections=%d" % MAX_CONNECTIONS, "--stats=1"]
+    server_cmd = bench_common.dataplane_command(
+        ctx.binary("dataplane"), port, cores=CORES,
+        extra=["--max-connections=%d" % MAX_CONNECTIONS, "--stats=1"])
     flood_cmd = [ctx.binary("flood"), "--target=127.0.0.1:%d" % port,
                  "--count=%d" % (shape["rate"] * shape["seconds"]),
                  "--duration=%d" % (shape["seconds"] + 5), "--rate=%d" % shape["rate"],
@@ -79,7 +73,7 @@ def measure_once(ctx, section, shape, flooded):
     section.command("server: " + ctx.display(server_cmd, port=port))
     if flooded:
         section.command("flood: " + ctx.display(flood_cmd, port=port))
-    server = start_server(server_cmd, ctx.path("flood-server.log"), "serving")
+    server = start_server(server_cmd, ctx.path("flood-server.log"), bench_common.DATAPLANE_READY)
     flood = None
     try:
         time.sleep(0.5)
@@ -106,10 +100,10 @@ def measure_once(ctx, section, shape, flooded):
         log = f.read()  # after the stop: its totals line
     retry = re.findall(r"^flood:.* retry=(\d+)", flood_log, re.MULTILINE)
     return {"seconds": seconds, "rss_growth_kib": peak - baseline,
-            "max_connections": max([int(c) for c in STATS.findall(log)] or [0]),
+            "max_connections": max(bench_common.dataplane_connections(log) or [0]),
             "retries_received": int(retry[0]) if retry else 0,
-            "half_open_dropped": total(log, "half_open_dropped"),
-            "refused": total(log, "refused")}
+            "half_open_dropped": bench_common.dataplane_total(log, "half_open_dropped"),
+            "refused": bench_common.dataplane_total(log, "refused")}
 
 
 def run(ctx, section):

@@ -63,7 +63,7 @@ def run(ctx, goodput, gso):
     try:
         result = loopback_goodput.measure(configs, ctx.runs, size, ctx.path(), dataplane, client,
                                           progress=lambda text: ctx.log("goodput: " + text))
-    except (loopback_goodput.MeasurementError, OSError) as e:
+    except (bench_common.ServerError, OSError) as e:
         for s in (goodput, gso):
             if s is not None:
                 s.fail(str(e))
@@ -100,7 +100,7 @@ def fill_goodput(ctx, section, result, stats, skipped, size):
     section.note("%d bytes per download (GET /%d over h3), one connection, configs alternating "
                  "run by run, every server on CPU %d and every client on CPU %d (taskset); "
                  "goodput = bytes * 8 / the client's wall time (handshake included)." % (
-                     size, size, loopback_goodput.SERVER_CPU, loopback_goodput.CLIENT_CPU))
+                     size, size, bench_common.SERVER_CPU, bench_common.CLIENT_CPU))
     if base is None:
         section.note("No ngtcp2 baseline: ratios are not available.")
     else:

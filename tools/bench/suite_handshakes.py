@@ -20,12 +20,11 @@ import shutil
 import signal
 
 import bench_common
-from suite_context import Missing, start_server, taskset
+from bench_common import CLIENT_CPU, SERVER_CPU, start_server, taskset
+from suite_context import Missing
 
 TARGET_FRACTION = 0.8
 CONNECTIONS = 64
-SERVER_CPU = "0"
-CLIENT_CPU = "1"
 OURS = "dpquic dataplane, 1 core"
 NGTCP2 = "ngtcp2 gtlsserver, 1 core"
 
@@ -36,7 +35,7 @@ def durations(quick):
 
 
 def crypto_limit(ctx, section, seconds):
-    cmd = [ctx.binary("handshake_crypto_bench"), "--cpu=" + SERVER_CPU,
+    cmd = [ctx.binary("handshake_crypto_bench"), "--cpu=%d" % SERVER_CPU,
            "--seconds=%g" % seconds, "--repetitions=1"]
     section.command("crypto limit: " + ctx.display(cmd))
     result = bench_common.run_bounded(cmd, timeout=60)
@@ -124,13 +123,11 @@ def run(ctx, section):
             for config in configs:
                 port = bench_common.free_udp_port()
                 if config == OURS:
-                    cmd = taskset(SERVER_CPU, [dataplane, "--listen=127.0.0.1:%d" % port,
-                                               "--cores=1"])
-                    report = load(ctx, section, config, cmd, port, signal.SIGTERM, "serving",
-                                  duration)
+                    cmd = taskset(SERVER_CPU, bench_common.dataplane_command(dataplane, port))
+                    report = load(ctx, section, config, cmd, port, signal.SIGTERM,
+                                  bench_common.DATAPLANE_READY, duration)
                 else:
-                    cmd = taskset(SERVER_CPU, ["gtlsserver", "--quiet", "127.0.0.1", str(port),
-                                               key, cert])
+                    cmd = taskset(SERVER_CPU, bench_common.ngtcp2_server_command(port, key, cert))
                     report = load(ctx, section, config, cmd, port, signal.SIGINT, None,
                                   duration)
                 rates[config].append(report["handshakes_per_sec"])
@@ -149,8 +146,8 @@ def run(ctx, section):
 
 def fill(section, limits, rates, failed, duration, capacities=None):
     limit = bench_common.summarize(limits)
-    rows = [["crypto limit (P-256 sign + X25519 keygen + shared), CPU 0", limit["median"],
-             limit["min"], limit["max"], limit["runs"], 1.0, 0]]
+    rows = [["crypto limit (P-256 sign + X25519 keygen + shared), CPU %d" % SERVER_CPU,
+             limit["median"], limit["min"], limit["max"], limit["runs"], 1.0, 0]]
     chart_runs = []
     for config, values in rates.items():
         s = bench_common.summarize(values)
@@ -187,8 +184,9 @@ def fill(section, limits, rates, failed, duration, capacities=None):
                        TARGET_FRACTION, fraction is not None and fraction >= TARGET_FRACTION)
     section.note("quicload --handshake-only, %d connections in flight, %d s per run, ECDSA "
                  "P-256 certificates (dataplane's self-signed default; openssl-made for "
-                 "gtlsserver), server on CPU 0, client on CPU 1; the crypto limit is measured "
-                 "on CPU 0 in the same alternating runs." % (CONNECTIONS, duration))
+                 "gtlsserver), server on CPU %d, client on CPU %d; the crypto limit is measured "
+                 "on CPU %d in the same alternating runs." % (CONNECTIONS, duration, SERVER_CPU,
+                                                              CLIENT_CPU, SERVER_CPU))
     section.data = {"crypto_limit_per_sec": limits, "handshakes_per_sec": rates,
                     "handshakes_per_server_cpu_second": capacities,
                     "handshakes_failed": failed, "ratio_to_limit": fraction}

@@ -17,7 +17,8 @@ import signal
 import time
 
 import bench_common
-from suite_context import Missing, ServerError, read_vm_rss_kib, start_server, taskset
+from bench_common import CLIENT_CPU, SERVER_CPU, ServerError, start_server, taskset
+from suite_context import Missing, read_vm_rss_kib
 
 TARGET_KIB = 16.0
 FULL_COUNTS = (10000, 100000)
@@ -28,7 +29,6 @@ STALL = 15.0  # seconds without a new peak before the reading is taken at the pe
 # Bounds on the ramp: at least this many handshakes per second, plus slack.
 MIN_RATE = 200
 SLACK = 30
-STATS = re.compile(r"^stats: connections=(\d+)", re.MULTILINE)
 # (label, URL template): the target is judged on the first.
 PROTOCOLS = (("h3", "https://127.0.0.1:%d/"), ("perf", "perf://127.0.0.1:%d/0"))
 JUDGED = PROTOCOLS[0][0]
@@ -41,23 +41,23 @@ def idle_flag_supported(help_text):
 
 def connections_now(log_text):
     """The connection count of the server's last stats line, or None."""
-    matches = STATS.findall(log_text)
-    return int(matches[-1]) if matches else None
+    counts = bench_common.dataplane_connections(log_text)
+    return counts[-1] if counts else None
 
 
 def measure_once(ctx, section, count, url):
     """(baseline KiB, held KiB, connections seen)."""
     port = bench_common.free_udp_port()
     ramp = count / MIN_RATE + SLACK
-    server_cmd = taskset("0", [ctx.binary("dataplane"), "--listen=127.0.0.1:%d" % port,
-                               "--cores=1", "--max-connections=%d" % MAX_CONNECTIONS,
-                               "--stats=1"])
-    client_cmd = taskset("1", [ctx.binary("quicload"), "--idle=%d" % int(ramp + 60),
-                               "--connections=%d" % count, "--cores=1", "--no-progress",
-                               url % port])
+    server_cmd = taskset(SERVER_CPU, bench_common.dataplane_command(
+        ctx.binary("dataplane"), port,
+        extra=["--max-connections=%d" % MAX_CONNECTIONS, "--stats=1"]))
+    client_cmd = taskset(CLIENT_CPU, [ctx.binary("quicload"), "--idle=%d" % int(ramp + 60),
+                                      "--connections=%d" % count, "--cores=1", "--no-progress",
+                                      url % port])
     section.command("server: " + ctx.display(server_cmd, port=port))
     section.command("client (N=%d): %s" % (count, ctx.display(client_cmd, port=port)))
-    server = start_server(server_cmd, ctx.path("memory-server.log"), "serving")
+    server = start_server(server_cmd, ctx.path("memory-server.log"), bench_common.DATAPLANE_READY)
     try:
         time.sleep(SETTLE)
         baseline = read_vm_rss_kib(server.pid)

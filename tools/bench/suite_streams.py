@@ -17,7 +17,8 @@ import subprocess
 import time
 
 import bench_common
-from suite_context import Missing, ServerError, preload_env, read_alloc_report, start_server
+from bench_common import ServerError, start_server
+from suite_context import Missing, preload_env, read_alloc_report
 
 FULL_REQUESTS = 1000000
 QUICK_REQUESTS = 600000
@@ -49,7 +50,7 @@ def measure_once(ctx, section, requests, warmup):
         if os.path.exists(path):
             os.unlink(path)
     env, shown = preload_env(ctx.binary("alloc_preload"), report_path, dump_signal="USR2")
-    server_cmd = [ctx.binary("dataplane"), "--listen=127.0.0.1:%d" % port, "--cores=1"]
+    server_cmd = bench_common.dataplane_command(ctx.binary("dataplane"), port)
     client_cmd = [ctx.binary("quicload"), "perf://127.0.0.1:%d/%d" % (port, BODY),
                   "--connections=1", "--streams=%d" % STREAMS, "--requests=%d" % requests,
                   "--json=" + json_path]
@@ -57,7 +58,8 @@ def measure_once(ctx, section, requests, warmup):
     section.command("client: " + ctx.display(client_cmd, port=port))
     section.command("SIGUSR1 to the server at quicload's progress line for %.0f s, SIGUSR2 at "
                     "its next progress line" % warmup)
-    server = start_server(server_cmd, ctx.path("streams-server.log"), "serving", env=env)
+    server = start_server(server_cmd, ctx.path("streams-server.log"),
+                          bench_common.DATAPLANE_READY, env=env)
     try:
         client = bench_common.BackgroundProcess(client_cmd, ctx.path("streams-client.log"))
         try:

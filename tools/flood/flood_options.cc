@@ -46,6 +46,105 @@ bool parse_number(std::string_view text, uint64_t min, uint64_t max, uint64_t& o
   return ec == std::errc() && ptr == end && out >= min && out <= max;
 }
 
+// One --flag=value at a time, then the checks of the whole command line;
+// each returns false with `error` set (one line) when something is wrong.
+struct Parser {
+  FloodOptions& options;
+  std::string& error;
+  bool have_target = false;
+  bool have_count = false;
+  bool have_duration = false;
+
+  bool bad_value(std::string_view flag, std::string_view value, std::string_view expected) {
+    error = std::string(flag) + ": bad value '" + std::string(value) + "' (expected " +
+            std::string(expected) + ")";
+    return false;
+  }
+
+  bool set_target(std::string_view flag, std::string_view value) {
+    std::string reason;
+    const auto address = dataplane::parse_host_port(value, reason);
+    if (!address) return bad_value(flag, value, "HOST:PORT: " + reason);
+    if (!is_loopback(*address)) {
+      error = "--target: " + std::string(value) +
+              " is not a loopback address (only 127.0.0.0/8 and [::1] are allowed)";
+      return false;
+    }
+    options.target = *address;
+    have_target = true;
+    return true;
+  }
+
+  // --source-addresses and --kind: one of two words each.
+  bool set_choice(std::string_view flag, std::string_view value) {
+    if (flag == "--source-addresses") {
+      if (value == "same") {
+        options.source_addresses = SourceAddresses::kSame;
+      } else if (value == "distinct") {
+        options.source_addresses = SourceAddresses::kDistinct;
+      } else {
+        return bad_value(flag, value, "same or distinct");
+      }
+    } else if (value == "valid") {
+      options.kind = FloodKind::kValid;
+    } else if (value == "garbage") {
+      options.kind = FloodKind::kGarbage;
+    } else {
+      return bad_value(flag, value, "valid or garbage");
+    }
+    return true;
+  }
+
+  bool apply(std::string_view flag, std::string_view value) {
+    if (flag == "--target") return set_target(flag, value);
+    if (flag == "--count") {
+      if (!parse_number(value, 1, kMaxCount, options.count)) {
+        return bad_value(flag, value, "1..10000000");
+      }
+      have_count = true;
+    } else if (flag == "--duration") {
+      if (!parse_number(value, 1, kMaxDurationSeconds, options.duration_seconds)) {
+        return bad_value(flag, value, "1..600 seconds");
+      }
+      have_duration = true;
+    } else if (flag == "--rate") {
+      if (!parse_number(value, 1, kMaxRate, options.rate)) {
+        return bad_value(flag, value, "1..10000000");
+      }
+    } else if (flag == "--sources") {
+      if (!parse_number(value, 1, kMaxSources, options.sources)) {
+        return bad_value(flag, value, "1..16384");
+      }
+    } else if (flag == "--source-addresses" || flag == "--kind") {
+      return set_choice(flag, value);
+    } else if (flag == "--drain-ms") {
+      if (!parse_number(value, 0, kMaxDrainMs, options.drain_ms)) {
+        return bad_value(flag, value, "0..10000");
+      }
+    } else {
+      error = "unknown flag '" + std::string(flag) + "' (see --help)";
+      return false;
+    }
+    return true;
+  }
+
+  bool check_complete() {
+    if (!have_target) {
+      error = "--target=HOST:PORT is required";
+    } else if (!have_count) {
+      error = "--count=N is required";
+    } else if (!have_duration) {
+      error = "--duration=SECONDS is required";
+    } else if (options.source_addresses == SourceAddresses::kDistinct &&
+               options.target.family != conn::AddressFamily::kIpv4) {
+      error = "--source-addresses=distinct needs an IPv4 target";
+    } else {
+      return true;
+    }
+    return false;
+  }
+};
+
 }  // namespace
 
 const char* flood_usage() { return kUsage; }
@@ -63,12 +162,7 @@ bool is_loopback(const conn::SocketAddress& address) {
 
 std::optional<FloodOptions> parse_flood_options(int argc, char** argv, std::string& error) {
   FloodOptions options;
-  bool have_target = false, have_count = false, have_duration = false;
-  auto bad = [&error](std::string_view flag, std::string_view value, std::string_view expected) {
-    error = std::string(flag) + ": bad value '" + std::string(value) + "' (expected " +
-            std::string(expected) + ")";
-    return std::nullopt;
-  };
+  Parser parser{options, error};
   for (int i = 1; i < argc; ++i) {
     const std::string_view arg = argv[i];
     if (arg == "--help" || arg == "-h") {
@@ -80,71 +174,10 @@ std::optional<FloodOptions> parse_flood_options(int argc, char** argv, std::stri
       error = "unknown argument '" + std::string(arg) + "' (flags are --name=value; see --help)";
       return std::nullopt;
     }
-    const std::string_view flag = arg.substr(0, equals);
-    const std::string_view value = arg.substr(equals + 1);
-    if (flag == "--target") {
-      std::string reason;
-      const auto address = dataplane::parse_host_port(value, reason);
-      if (!address) return bad(flag, value, "HOST:PORT: " + reason);
-      if (!is_loopback(*address)) {
-        error = "--target: " + std::string(value) +
-                " is not a loopback address (only 127.0.0.0/8 and [::1] are allowed)";
-        return std::nullopt;
-      }
-      options.target = *address;
-      have_target = true;
-    } else if (flag == "--count") {
-      if (!parse_number(value, 1, kMaxCount, options.count)) return bad(flag, value, "1..10000000");
-      have_count = true;
-    } else if (flag == "--duration") {
-      if (!parse_number(value, 1, kMaxDurationSeconds, options.duration_seconds)) {
-        return bad(flag, value, "1..600 seconds");
-      }
-      have_duration = true;
-    } else if (flag == "--rate") {
-      if (!parse_number(value, 1, kMaxRate, options.rate)) return bad(flag, value, "1..10000000");
-    } else if (flag == "--sources") {
-      if (!parse_number(value, 1, kMaxSources, options.sources)) {
-        return bad(flag, value, "1..16384");
-      }
-    } else if (flag == "--source-addresses") {
-      if (value == "same") {
-        options.source_addresses = SourceAddresses::kSame;
-      } else if (value == "distinct") {
-        options.source_addresses = SourceAddresses::kDistinct;
-      } else {
-        return bad(flag, value, "same or distinct");
-      }
-    } else if (flag == "--kind") {
-      if (value == "valid") {
-        options.kind = FloodKind::kValid;
-      } else if (value == "garbage") {
-        options.kind = FloodKind::kGarbage;
-      } else {
-        return bad(flag, value, "valid or garbage");
-      }
-    } else if (flag == "--drain-ms") {
-      if (!parse_number(value, 0, kMaxDrainMs, options.drain_ms)) {
-        return bad(flag, value, "0..10000");
-      }
-    } else {
-      error = "unknown flag '" + std::string(flag) + "' (see --help)";
-      return std::nullopt;
-    }
+    if (!parser.apply(arg.substr(0, equals), arg.substr(equals + 1))) return std::nullopt;
   }
-  if (!have_target) {
-    error = "--target=HOST:PORT is required";
-  } else if (!have_count) {
-    error = "--count=N is required";
-  } else if (!have_duration) {
-    error = "--duration=SECONDS is required";
-  } else if (options.source_addresses == SourceAddresses::kDistinct &&
-             options.target.family != conn::AddressFamily::kIpv4) {
-    error = "--source-addresses=distinct needs an IPv4 target";
-  } else {
-    return options;
-  }
-  return std::nullopt;
+  if (!parser.check_complete()) return std::nullopt;
+  return options;
 }
 
 }  // namespace dpquic::flood

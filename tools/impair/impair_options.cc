@@ -80,6 +80,68 @@ bool set_duration(Duration& field, std::string_view text) {
   return true;
 }
 
+bool set_burst_loss(LinkConfig& config, std::string_view text) {
+  const std::vector<std::string_view> parts = split(text, ',');
+  if (parts.size() < 2 || parts.size() > 3) return false;
+  double enter, exit, in_bad = 1;
+  if (!set_probability(enter, parts[0]) || !set_probability(exit, parts[1])) return false;
+  if (parts.size() == 3 && !set_probability(in_bad, parts[2])) return false;
+  if (enter > 0 && exit == 0) return false;  // would stay bad for ever
+  config.burst_enter = enter;
+  config.burst_exit = exit;
+  config.burst_loss_in_bad = in_bad;
+  return true;
+}
+
+bool set_reorder(LinkConfig& config, std::string_view text) {
+  const std::vector<std::string_view> parts = split(text, ',');
+  if (parts.empty() || parts.size() > 2) return false;
+  double p;
+  if (!set_probability(p, parts[0])) return false;
+  uint32_t packets = 3;
+  Duration delay = 0;
+  if (parts.size() == 2) {
+    const std::optional<uint64_t> n = parse_count(parts[1]);
+    if (n) {
+      if (*n == 0 || *n > 10000) return false;
+      packets = static_cast<uint32_t>(*n);
+    } else {
+      // A hold time needs its unit, so "3" (packets) is never read as 3 ms.
+      if (parts[1].find_first_not_of("0123456789.") == std::string_view::npos) return false;
+      if (!set_duration(delay, parts[1]) || delay == 0) return false;
+    }
+  }
+  config.reorder = p;
+  config.reorder_packets = packets;
+  config.reorder_delay = delay;
+  return true;
+}
+
+bool set_rate(LinkConfig& config, std::string_view text) {
+  const std::optional<uint64_t> rate = parse_rate(text);
+  if (!rate || *rate < 8000 || *rate > 1'000'000'000'000ull) return false;
+  config.rate_bits_per_second = *rate;
+  return true;
+}
+
+// --rate-burst and --queue: 1 byte to 1 GiB.
+bool set_byte_count(uint64_t& field, std::string_view text) {
+  const std::optional<uint64_t> bytes = parse_bytes(text);
+  if (!bytes || *bytes == 0 || *bytes > (1ull << 30)) return false;
+  field = *bytes;
+  return true;
+}
+
+bool set_blackhole(LinkConfig& config, std::string_view text) {
+  const std::vector<std::string_view> parts = split(text, '/');
+  if (parts.size() != 2) return false;
+  Duration on, off;
+  if (!set_duration(on, parts[0]) || !set_duration(off, parts[1]) || on == 0) return false;
+  config.blackhole_on = on;
+  config.blackhole_off = off;
+  return true;
+}
+
 std::optional<LinkSetter> link_setter(std::string_view name) {
   if (name == "loss") {
     return [](LinkConfig& c, std::string_view t) { return set_probability(c.loss, t); };
@@ -97,71 +159,22 @@ std::optional<LinkSetter> link_setter(std::string_view name) {
     return [](LinkConfig& c, std::string_view t) { return set_duration(c.jitter, t); };
   }
   if (name == "burst-loss") {
-    return [](LinkConfig& c, std::string_view t) {
-      const std::vector<std::string_view> parts = split(t, ',');
-      if (parts.size() < 2 || parts.size() > 3) return false;
-      double enter, exit, in_bad = 1;
-      if (!set_probability(enter, parts[0]) || !set_probability(exit, parts[1])) return false;
-      if (parts.size() == 3 && !set_probability(in_bad, parts[2])) return false;
-      if (enter > 0 && exit == 0) return false;  // would stay bad for ever
-      c.burst_enter = enter;
-      c.burst_exit = exit;
-      c.burst_loss_in_bad = in_bad;
-      return true;
-    };
+    return [](LinkConfig& c, std::string_view t) { return set_burst_loss(c, t); };
   }
   if (name == "reorder") {
-    return [](LinkConfig& c, std::string_view t) {
-      const std::vector<std::string_view> parts = split(t, ',');
-      if (parts.empty() || parts.size() > 2) return false;
-      double p;
-      if (!set_probability(p, parts[0])) return false;
-      uint32_t packets = 3;
-      Duration delay = 0;
-      if (parts.size() == 2) {
-        const std::optional<uint64_t> n = parse_count(parts[1]);
-        if (n) {
-          if (*n == 0 || *n > 10000) return false;
-          packets = static_cast<uint32_t>(*n);
-        } else {
-          // A hold time needs its unit, so "3" (packets) is never read as 3 ms.
-          if (parts[1].find_first_not_of("0123456789.") == std::string_view::npos) return false;
-          if (!set_duration(delay, parts[1]) || delay == 0) return false;
-        }
-      }
-      c.reorder = p;
-      c.reorder_packets = packets;
-      c.reorder_delay = delay;
-      return true;
-    };
+    return [](LinkConfig& c, std::string_view t) { return set_reorder(c, t); };
   }
   if (name == "rate") {
-    return [](LinkConfig& c, std::string_view t) {
-      const std::optional<uint64_t> rate = parse_rate(t);
-      if (!rate || *rate < 8000 || *rate > 1'000'000'000'000ull) return false;
-      c.rate_bits_per_second = *rate;
-      return true;
-    };
+    return [](LinkConfig& c, std::string_view t) { return set_rate(c, t); };
   }
-  if (name == "rate-burst" || name == "queue") {
-    const bool burst = name == "rate-burst";
-    return [burst](LinkConfig& c, std::string_view t) {
-      const std::optional<uint64_t> bytes = parse_bytes(t);
-      if (!bytes || *bytes == 0 || *bytes > (1ull << 30)) return false;
-      (burst ? c.rate_burst_bytes : c.queue_bytes) = *bytes;
-      return true;
-    };
+  if (name == "rate-burst") {
+    return [](LinkConfig& c, std::string_view t) { return set_byte_count(c.rate_burst_bytes, t); };
+  }
+  if (name == "queue") {
+    return [](LinkConfig& c, std::string_view t) { return set_byte_count(c.queue_bytes, t); };
   }
   if (name == "blackhole") {
-    return [](LinkConfig& c, std::string_view t) {
-      const std::vector<std::string_view> parts = split(t, '/');
-      if (parts.size() != 2) return false;
-      Duration on, off;
-      if (!set_duration(on, parts[0]) || !set_duration(off, parts[1]) || on == 0) return false;
-      c.blackhole_on = on;
-      c.blackhole_off = off;
-      return true;
-    };
+    return [](LinkConfig& c, std::string_view t) { return set_blackhole(c, t); };
   }
   return std::nullopt;
 }
@@ -169,6 +182,98 @@ std::optional<LinkSetter> link_setter(std::string_view name) {
 std::optional<Duration> parse_seconds(std::string_view text) {
   return parse_duration(text, kSecond);
 }
+
+// The flags after the --help and --name=value checks, one at a time; each
+// returns false with `error` set when the flag or its value is bad.
+struct Parser {
+  ImpairOptions& options;
+  std::string& error;
+  bool have_listen = false;
+  bool have_server = false;
+
+  bool fail(std::string_view flag, std::string_view why) {
+    error = "impair: " + std::string(flag) + ": " + std::string(why);
+    return false;
+  }
+
+  // --listen or --server.
+  bool set_address(std::string_view name, std::string_view value, const std::string& flag) {
+    // parse_host_port takes ports 1..65535; --listen also takes 0 (any).
+    const bool any_port =
+        name == "listen" && value.size() > 2 && value.substr(value.size() - 2) == ":0";
+    const std::string text =
+        any_port ? std::string(value.substr(0, value.size() - 1)) + "1" : std::string(value);
+    std::string why;
+    std::optional<conn::SocketAddress> address = dataplane::parse_host_port(text, why);
+    if (!address) return fail(flag, why);
+    if (any_port) address->port = 0;
+    if (!is_loopback(*address)) {
+      return fail(flag, "only loopback addresses are allowed (127.0.0.0/8 or ::1)");
+    }
+    (name == "listen" ? options.listen : options.server) = *address;
+    (name == "listen" ? have_listen : have_server) = true;
+    return true;
+  }
+
+  // --duration, --stats or --rebind-every.
+  bool set_seconds(std::string_view name, std::string_view value, const std::string& flag) {
+    const std::optional<Duration> d = parse_seconds(value);
+    if (!d || *d > kMaxDuration) {
+      return fail(flag, "expected seconds (e.g. 30, 1.5, 500ms), at most 3600 s");
+    }
+    if (name == "duration") {
+      if (*d == 0) return fail(flag, "must be above 0");
+      options.duration = *d;
+    } else {
+      (name == "stats" ? options.stats_interval : options.rebind_every) = *d;
+    }
+    return true;
+  }
+
+  // An impairment: NAME, NAME-up or NAME-down.
+  bool set_impairment(std::string_view name, std::string_view value, const std::string& flag) {
+    std::string_view base = name;
+    bool up = true, down = true;
+    if (strip_suffix(base, "-up")) {
+      down = false;
+    } else if (strip_suffix(base, "-down")) {
+      up = false;
+    }
+    const std::optional<LinkSetter> setter = link_setter(base);
+    if (!setter) return fail(flag, "unknown flag (see --help)");
+    if ((up && !(*setter)(options.up, value)) || (down && !(*setter)(options.down, value))) {
+      return fail(flag, "bad value '" + std::string(value) + "' (see --help)");
+    }
+    return true;
+  }
+
+  bool apply(std::string_view name, std::string_view value) {
+    const std::string flag = "--" + std::string(name);
+    if (name == "listen" || name == "server") return set_address(name, value, flag);
+    if (name == "seed") {
+      const std::optional<uint64_t> seed = parse_count(value);
+      if (!seed) return fail(flag, "expected a decimal number");
+      options.seed = *seed;
+      return true;
+    }
+    if (name == "duration" || name == "stats" || name == "rebind-every") {
+      return set_seconds(name, value, flag);
+    }
+    if (name == "max-packets") {
+      const std::optional<uint64_t> n = parse_count(value);
+      if (!n) return fail(flag, "expected a decimal number");
+      options.max_packets = *n;
+      return true;
+    }
+    if (name == "max-clients") {
+      const std::optional<uint64_t> n = parse_count(value);
+      if (!n || *n == 0 || *n > 1024) return fail(flag, "expected 1..1024");
+      options.max_clients = *n;
+      return true;
+    }
+    return set_impairment(name, value, flag);
+  }
+};
 
 }  // namespace
 
@@ -244,76 +349,33 @@ bool is_loopback(const conn::SocketAddress& address) {
 std::optional<ImpairOptions> parse_impair_options(const std::vector<std::string>& args,
                                                   std::string& error) {
   ImpairOptions options;
-  bool have_listen = false, have_server = false;
-  auto bad = [&error](std::string_view flag, std::string_view why) {
-    error = "impair: " + std::string(flag) + ": " + std::string(why);
-    return std::nullopt;
-  };
+  Parser parser{options, error};
   for (const std::string& arg : args) {
     if (arg == "--help" || arg == "-h") {
       options.help = true;
       return options;
     }
-    if (arg.rfind("--", 0) != 0) return bad(arg, "unexpected argument (flags are --name=value)");
+    if (arg.rfind("--", 0) != 0) {
+      parser.fail(arg, "unexpected argument (flags are --name=value)");
+      return std::nullopt;
+    }
     const size_t equals = arg.find('=');
-    if (equals == std::string::npos) return bad(arg, "missing '=VALUE'");
+    if (equals == std::string::npos) {
+      parser.fail(arg, "missing '=VALUE'");
+      return std::nullopt;
+    }
     const std::string_view name = std::string_view(arg).substr(2, equals - 2);
     const std::string_view value = std::string_view(arg).substr(equals + 1);
-    const std::string flag = "--" + std::string(name);
-    if (name == "listen" || name == "server") {
-      // parse_host_port takes ports 1..65535; --listen also takes 0 (any).
-      const bool any_port =
-          name == "listen" && value.size() > 2 && value.substr(value.size() - 2) == ":0";
-      const std::string text =
-          any_port ? std::string(value.substr(0, value.size() - 1)) + "1" : std::string(value);
-      std::string why;
-      std::optional<conn::SocketAddress> address = dataplane::parse_host_port(text, why);
-      if (!address) return bad(flag, why);
-      if (any_port) address->port = 0;
-      if (!is_loopback(*address)) {
-        return bad(flag, "only loopback addresses are allowed (127.0.0.0/8 or ::1)");
-      }
-      (name == "listen" ? options.listen : options.server) = *address;
-      (name == "listen" ? have_listen : have_server) = true;
-    } else if (name == "seed") {
-      const std::optional<uint64_t> seed = parse_count(value);
-      if (!seed) return bad(flag, "expected a decimal number");
-      options.seed = *seed;
-    } else if (name == "duration" || name == "stats" || name == "rebind-every") {
-      const std::optional<Duration> d = parse_seconds(value);
-      if (!d || *d > kMaxDuration)
-        return bad(flag, "expected seconds (e.g. 30, 1.5, 500ms), at most 3600 s");
-      if (name == "duration") {
-        if (*d == 0) return bad(flag, "must be above 0");
-        options.duration = *d;
-      } else {
-        (name == "stats" ? options.stats_interval : options.rebind_every) = *d;
-      }
-    } else if (name == "max-packets") {
-      const std::optional<uint64_t> n = parse_count(value);
-      if (!n) return bad(flag, "expected a decimal number");
-      options.max_packets = *n;
-    } else if (name == "max-clients") {
-      const std::optional<uint64_t> n = parse_count(value);
-      if (!n || *n == 0 || *n > 1024) return bad(flag, "expected 1..1024");
-      options.max_clients = *n;
-    } else {
-      std::string_view base = name;
-      bool up = true, down = true;
-      if (strip_suffix(base, "-up")) {
-        down = false;
-      } else if (strip_suffix(base, "-down")) {
-        up = false;
-      }
-      const std::optional<LinkSetter> setter = link_setter(base);
-      if (!setter) return bad(flag, "unknown flag (see --help)");
-      if ((up && !(*setter)(options.up, value)) || (down && !(*setter)(options.down, value))) {
-        return bad(flag, "bad value '" + std::string(value) + "' (see --help)");
-      }
-    }
+    if (!parser.apply(name, value)) return std::nullopt;
   }
-  if (!have_listen) return bad("--listen", "required (e.g. --listen=127.0.0.1:4434)");
-  if (!have_server) return bad("--server", "required (e.g. --server=127.0.0.1:4433)");
+  if (!parser.have_listen) {
+    parser.fail("--listen", "required (e.g. --listen=127.0.0.1:4434)");
+    return std::nullopt;
+  }
+  if (!parser.have_server) {
+    parser.fail("--server", "required (e.g. --server=127.0.0.1:4433)");
+    return std::nullopt;
+  }
   return options;
 }
 

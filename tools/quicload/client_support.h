@@ -1,6 +1,6 @@
 #pragma once
 // What dpquic's clients share (quicload, and the interop test clients through
-// tests/interop/client_rig.h): command-line number and flag parsing, URL
+// tools/client/client_rig.h): command-line number and flag parsing, URL
 // parsing, the TLS client context, a client shard's configuration, the local
 // address the kernel would use towards a server, and one turn of a shard's
 // loop.

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <functional>
 #include <memory>
 #include <stdexcept>
 
@@ -14,9 +15,9 @@ namespace dpquic::tools {
 
 namespace {
 
-class DpdkShardIo final : public ShardIo {
+class DpdkLoadShard final : public LoadShard {
  public:
-  DpdkShardIo(dataplane::dpdk::DpdkShard& shard, const conn::SocketAddress& local)
+  DpdkLoadShard(dataplane::dpdk::DpdkShard& shard, const conn::SocketAddress& local)
       : shard_(shard), local_(local) {}
   endpoint::Endpoint& endpoint() override { return shard_.endpoint(); }
   void set_application(dataplane::Application* application) override {
@@ -34,9 +35,7 @@ class DpdkShardIo final : public ShardIo {
   conn::SocketAddress local_;
 };
 
-}  // namespace
-
-LoadSummary run_dpdk_load(const LoadOptions& options, const LoadResources& resources) {
+dataplane::dpdk::DpdkRuntimeConfig runtime_config(const LoadOptions& options, uint16_t port) {
   dataplane::dpdk::DpdkRuntimeConfig config;
   config.program = "quicload";
   std::string error;
@@ -52,50 +51,55 @@ LoadSummary run_dpdk_load(const LoadOptions& options, const LoadResources& resou
     config.interface.ipv6_prefix = ip.prefix_length;
     config.interface.gateway6 = options.gateway;
   }
-  // An ephemeral port unless given: every shard sends from it.
-  const uint16_t port = options.local_port != 0 ? options.local_port
-                                                : static_cast<uint16_t>(49152 + getpid() % 16384);
   config.udp_ports = {port};
   config.max_udp_payload = static_cast<uint32_t>(options.max_udp_payload);
   config.shards = static_cast<size_t>(options.cores);
-  auto runtime = std::make_unique<dataplane::dpdk::DpdkRuntime>(config);
+  return config;
+}
 
-  const size_t shards = runtime->shard_count();
-  const std::vector<WorkerPlan> sizes = split_plans(options, shards, 0);
-  conn::SocketAddress local = ip.address;
-  local.port = port;
-  std::vector<std::unique_ptr<crypto::TlsContext>> tls;
-  std::vector<std::unique_ptr<DpdkShardIo>> ios;
-  for (size_t i = 0; i < shards; ++i) {
-    tls.push_back(make_client_tls(ClientTlsOptions{
-        .alpn = options.scheme == UrlScheme::kPerf ? "perf" : "h3",
-        .ca_file = options.ca_file,
-        .early_data = options.zero_rtt,
-    }));
-    endpoint::EndpointConfig endpoint =
-        client_endpoint_config(options, sizes[i].connections, resources.qlog);
-    endpoint.connection.max_datagram_size = runtime->max_udp_payload();
-    ios.push_back(std::make_unique<DpdkShardIo>(runtime->add_shard(endpoint, *tls.back()), local));
+// Client shards on the EAL's worker lcores, all sending from one port.
+class DpdkShards final : public ShardSet {
+ public:
+  // An ephemeral port unless given: every shard sends from it.
+  explicit DpdkShards(const LoadOptions& options)
+      : port_(options.local_port != 0 ? options.local_port
+                                      : static_cast<uint16_t>(49152 + getpid() % 16384)),
+        runtime_(std::make_unique<dataplane::dpdk::DpdkRuntime>(runtime_config(options, port_))) {
+    local_ = options.ip->address;
+    local_.port = port_;
   }
-  const Instant start = dataplane::monotonic_now();
-  const std::vector<WorkerPlan> plans = split_plans(options, shards, start);
-  std::vector<std::unique_ptr<LoadWorker>> workers;
-  std::vector<LoadWorker*> view;
-  for (size_t i = 0; i < shards; ++i) {
-    workers.push_back(
-        std::make_unique<LoadWorker>(options, plans[i], *ios[i], *tls[i], resources.verify));
-    view.push_back(workers.back().get());
+  const char* name() const override { return "dpdk"; }
+  size_t shard_count() const override { return runtime_->shard_count(); }
+  LoadShard& add_shard(size_t, const endpoint::EndpointConfig& config,
+                       crypto::TlsContext& tls) override {
+    endpoint::EndpointConfig endpoint = config;
+    endpoint.connection.max_datagram_size = runtime_->max_udp_payload();
+    shards_.push_back(std::make_unique<DpdkLoadShard>(runtime_->add_shard(endpoint, tls), local_));
+    return *shards_.back();
   }
-  const std::atomic<bool>& interrupted = *resources.interrupted;
-  runtime->launch_each([&view, &interrupted](dataplane::dpdk::DpdkShard& shard) {
-    view[shard.core_id()]->run(interrupted);
-  });
-  watch_progress(options, view, start);
-  runtime->join();
-  LoadSummary summary = summarize(options, view, start, "dpdk");
-  workers.clear();  // before the shards: the clients hold their endpoints' chunks
-  runtime.reset();
-  return summary;
+  void launch(const std::function<void(size_t)>& body) override {
+    body_ = body;
+    runtime_->launch_each([this](dataplane::dpdk::DpdkShard& shard) { body_(shard.core_id()); });
+  }
+  void join() override { runtime_->join(); }
+  void close() override {
+    shards_.clear();
+    runtime_.reset();
+  }
+
+ private:
+  uint16_t port_;
+  std::unique_ptr<dataplane::dpdk::DpdkRuntime> runtime_;
+  conn::SocketAddress local_;
+  std::vector<std::unique_ptr<DpdkLoadShard>> shards_;
+  std::function<void(size_t)> body_;
+};
+
+}  // namespace
+
+LoadSummary run_dpdk_load(const LoadOptions& options, const LoadResources& resources) {
+  DpdkShards backend(options);
+  return run_load(options, resources, backend);
 }
 
 }  // namespace dpquic::tools

@@ -1,7 +1,7 @@
 #pragma once
 // What quicload counts and how it reports it: counters per worker (merged at
 // the end), the live progress line, the final human-readable report and the
-// JSON report with stable keys (documented in README.md, "quicload").
+// JSON report with stable keys (documented in docs/quicload.md).
 
 #include <array>
 #include <cstdint>
@@ -78,7 +78,7 @@ std::string format_progress(double elapsed_sec, double interval_sec, uint64_t to
                             const LoadCounters& before, const LatencyHistogram& latency);
 
 std::string format_report_text(const LoadSummary& summary);
-// One JSON object (no trailing newline). Keys are stable; see README.md.
+// One JSON object (no trailing newline). Keys are stable; see docs/quicload.md.
 std::string format_report_json(const LoadSummary& summary);
 
 // Exit status: 0 when nothing failed and some handshake completed, 1

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <functional>
 #include <memory>
 #include <thread>
 
@@ -19,9 +20,10 @@ uint64_t share_of(uint64_t total, size_t parts, size_t index) {
   return total / parts + (index < total % parts ? 1 : 0);
 }
 
-class UdpShardIo final : public ShardIo {
+class UdpLoadShard final : public LoadShard {
  public:
-  UdpShardIo(const dataplane::ShardConfig& config, crypto::TlsContext& tls) : shard_(config, tls) {}
+  UdpLoadShard(const dataplane::ShardConfig& config, crypto::TlsContext& tls)
+      : shard_(config, tls) {}
   endpoint::Endpoint& endpoint() override { return shard_.endpoint(); }
   void set_application(dataplane::Application* application) override {
     shard_.set_application(application);
@@ -33,6 +35,41 @@ class UdpShardIo final : public ShardIo {
 
  private:
   dataplane::Shard shard_;
+};
+
+// One thread and one socket per shard.
+class UdpShards final : public ShardSet {
+ public:
+  explicit UdpShards(const LoadOptions& options)
+      : options_(options),
+        local_(local_address_for(options.server)),
+        shards_(static_cast<size_t>(std::min(options.cores, options.connections))) {}
+  const char* name() const override { return "udp"; }
+  size_t shard_count() const override { return shards_.size(); }
+  LoadShard& add_shard(size_t index, const endpoint::EndpointConfig& endpoint,
+                       crypto::TlsContext& tls) override {
+    dataplane::ShardConfig config = client_shard_config(local_, 0);
+    config.endpoint = endpoint;
+    config.max_datagram_size = options_.max_udp_payload;
+    shards_[index] = std::make_unique<UdpLoadShard>(config, tls);
+    return *shards_[index];
+  }
+  void launch(const std::function<void(size_t)>& body) override {
+    body_ = body;
+    for (size_t i = 0; i < shards_.size(); ++i) threads_.emplace_back([this, i] { body_(i); });
+  }
+  void join() override {
+    for (std::thread& thread : threads_) thread.join();
+    threads_.clear();
+  }
+  void close() override { shards_.clear(); }
+
+ private:
+  const LoadOptions& options_;
+  conn::SocketAddress local_;
+  std::vector<std::unique_ptr<UdpLoadShard>> shards_;
+  std::function<void(size_t)> body_;
+  std::vector<std::thread> threads_;
 };
 
 }  // namespace
@@ -129,42 +166,44 @@ LoadSummary summarize(const LoadOptions& options, const std::vector<LoadWorker*>
   return summary;
 }
 
-LoadSummary run_udp_load(const LoadOptions& options, const LoadResources& resources) {
-  const size_t cores = static_cast<size_t>(std::min(options.cores, options.connections));
-  const conn::SocketAddress local = local_address_for(options.server);
-  const std::vector<WorkerPlan> sizes = split_plans(options, cores, 0);
+LoadSummary run_load(const LoadOptions& options, const LoadResources& resources,
+                     ShardSet& backend) {
+  const size_t shards = backend.shard_count();
+  const std::vector<WorkerPlan> sizes = split_plans(options, shards, 0);
   std::vector<std::unique_ptr<crypto::TlsContext>> tls;
-  std::vector<std::unique_ptr<UdpShardIo>> shards;
-  for (size_t i = 0; i < cores; ++i) {
+  std::vector<LoadShard*> io;
+  for (size_t i = 0; i < shards; ++i) {
     tls.push_back(make_client_tls(ClientTlsOptions{
         .alpn = options.scheme == UrlScheme::kPerf ? "perf" : "h3",
         .ca_file = options.ca_file,
         .early_data = options.zero_rtt,
     }));
-    dataplane::ShardConfig config = client_shard_config(local, 0);
-    config.endpoint = client_endpoint_config(options, sizes[i].connections, resources.qlog);
-    config.max_datagram_size = options.max_udp_payload;
-    shards.push_back(std::make_unique<UdpShardIo>(config, *tls.back()));
+    io.push_back(&backend.add_shard(
+        i, client_endpoint_config(options, sizes[i].connections, resources.qlog), *tls.back()));
   }
-  // The clock starts once the sockets and contexts are ready.
+  // The clock starts once the shards and contexts are ready.
   const Instant start = dataplane::monotonic_now();
-  const std::vector<WorkerPlan> plans = split_plans(options, cores, start);
+  const std::vector<WorkerPlan> plans = split_plans(options, shards, start);
   std::vector<std::unique_ptr<LoadWorker>> workers;
   std::vector<LoadWorker*> view;
-  for (size_t i = 0; i < cores; ++i) {
+  for (size_t i = 0; i < shards; ++i) {
     workers.push_back(
-        std::make_unique<LoadWorker>(options, plans[i], *shards[i], *tls[i], resources.verify));
+        std::make_unique<LoadWorker>(options, plans[i], *io[i], *tls[i], resources.verify));
     view.push_back(workers.back().get());
   }
-  std::vector<std::thread> threads;
-  for (auto& worker : workers) {
-    threads.emplace_back([&worker, &resources] { worker->run(*resources.interrupted); });
-  }
+  const std::atomic<bool>& interrupted = *resources.interrupted;
+  backend.launch([&view, &interrupted](size_t index) { view[index]->run(interrupted); });
   watch_progress(options, view, start);
-  for (std::thread& thread : threads) thread.join();
-  LoadSummary summary = summarize(options, view, start, "udp");
+  backend.join();
+  LoadSummary summary = summarize(options, view, start, backend.name());
   workers.clear();  // before the shards: the clients hold their endpoints' chunks
+  backend.close();  // before the TLS contexts the shards' endpoints use
   return summary;
+}
+
+LoadSummary run_udp_load(const LoadOptions& options, const LoadResources& resources) {
+  UdpShards backend(options);
+  return run_load(options, resources, backend);
 }
 
 }  // namespace dpquic::tools

@@ -56,7 +56,7 @@ size_t worker_max_connections(const LoadOptions& options, uint64_t slots) {
   return static_cast<size_t>(churn ? slots * 16 + 1024 : slots * 2 + 16);
 }
 
-LoadWorker::LoadWorker(const LoadOptions& options, const WorkerPlan& plan, ShardIo& io,
+LoadWorker::LoadWorker(const LoadOptions& options, const WorkerPlan& plan, LoadShard& io,
                        crypto::TlsContext& tls, const MappedFile* verify)
     : options_(options),
       plan_(plan),

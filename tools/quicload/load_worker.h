@@ -37,9 +37,9 @@
 namespace dpquic::tools {
 
 // The I/O under a worker: a kernel-UDP Shard or a DPDK shard.
-class ShardIo {
+class LoadShard {
  public:
-  virtual ~ShardIo() = default;
+  virtual ~LoadShard() = default;
   virtual endpoint::Endpoint& endpoint() = 0;
   virtual void set_application(dataplane::Application* application) = 0;
   // The address connections are made from.
@@ -65,7 +65,7 @@ class LoadWorker final : public dataplane::Application,
                          public dataplane::PerfResponseHandler {
  public:
   // `verify` (nullable) must outlive the worker; so must `io` and `tls`.
-  LoadWorker(const LoadOptions& options, const WorkerPlan& plan, ShardIo& io,
+  LoadWorker(const LoadOptions& options, const WorkerPlan& plan, LoadShard& io,
              crypto::TlsContext& tls, const MappedFile* verify);
   ~LoadWorker() override;
 
@@ -143,7 +143,7 @@ class LoadWorker final : public dataplane::Application,
 
   const LoadOptions& options_;
   WorkerPlan plan_;
-  ShardIo& io_;
+  LoadShard& io_;
   crypto::TlsContext& tls_;
   const MappedFile* verify_;
   std::unique_ptr<dataplane::H3Client> h3_;

@@ -2,7 +2,7 @@
 //
 //   bazel run //tools:quicload -- [flags] URL...
 //
-// See load_options.cc for the flags and README.md ("quicload") for the
+// See load_options.cc for the flags and docs/quicload.md for the
 // report's JSON keys. Exit 0: every request (handshake) succeeded; 1: some
 // failed; 2: bad usage or a start-up error (one line on stderr).
 #include <signal.h>

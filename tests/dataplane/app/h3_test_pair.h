@@ -16,7 +16,7 @@
 #include "dataplane/app/h3_client.h"
 #include "dataplane/app/h3_server.h"
 #include "dataplane/app/synthetic_body.h"
-#include "tests/quic/harness/quic_pair.h"
+#include "tools/testbed/quic_pair.h"
 
 namespace dpquic::dataplane::testing {
 

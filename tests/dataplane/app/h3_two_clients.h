@@ -18,8 +18,8 @@
 #include "dataplane/app/h3_client.h"
 #include "dataplane/app/h3_server.h"
 #include "tests/dataplane/app/h3_test_pair.h"
-#include "tests/quic/harness/endpoint_node.h"
-#include "tests/quic/harness/simulator.h"
+#include "tools/testbed/endpoint_node.h"
+#include "tools/testbed/simulator.h"
 
 namespace dpquic::dataplane::testing {
 

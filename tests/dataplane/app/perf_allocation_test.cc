@@ -14,7 +14,7 @@
 #include "dataplane/app/perf_server.h"
 #include "dataplane/app/synthetic_body.h"
 #include "tests/dataplane/app/perf_test_pair.h"
-#include "tests/util/allocation_counter.h"
+#include "tools/testbed/allocation_counter.h"
 
 namespace dpquic::dataplane {
 namespace {

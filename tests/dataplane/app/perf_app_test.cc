@@ -147,6 +147,7 @@ TEST(PerfAppTest, OneMegabyteUploadThenOneKilobyteResponse) {
 }
 
 TEST(PerfAppTest, StreamFinishedBeforeEightBytesIsIgnored) {
+  transmit::ChunkPool raw_pool(64, 1);  // outlives the connections
   PerfPair perf;
   const auto handle = perf.connect();
   RecordingHandler handler;
@@ -156,11 +157,8 @@ TEST(PerfAppTest, StreamFinishedBeforeEightBytesIsIgnored) {
   const auto raw = perf.pair->client->open_stream(handle, conn::StreamDirection::kBidirectional);
   ASSERT_TRUE(raw.has_value());
   static const std::array<uint8_t, 5> kFiveBytes = {0, 0, 0, 0, 1};
-  ASSERT_EQ(
-      perf.pair->client->send(
-          handle, *raw,
-          transmit::Chunk::external(kFiveBytes.data(), kFiveBytes.size(), nullptr, nullptr), true),
-      conn::SendResult::kOk);
+  ASSERT_EQ(perf.pair->client->send(handle, *raw, raw_pool.copy_from(kFiveBytes), true),
+            conn::SendResult::kOk);
   const uint64_t after = perf.client->request(handle, 40'000, 100, &handler);
 
   bool raw_reset = false;

@@ -12,7 +12,7 @@
 
 #include "dataplane/app/perf_client.h"
 #include "dataplane/app/perf_server.h"
-#include "tests/quic/harness/quic_pair.h"
+#include "tools/testbed/quic_pair.h"
 
 namespace dpquic::dataplane::testing {
 

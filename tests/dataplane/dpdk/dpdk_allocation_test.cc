@@ -8,8 +8,8 @@
 
 #include "dataplane/dpdk/eal.h"
 #include "dataplane/shard/shard_core.h"
-#include "tests/dataplane/dpdk/dpdk_rig.h"
-#include "tests/util/allocation_counter.h"
+#include "tools/testbed/allocation_counter.h"
+#include "tools/testbed/dpdk_rig.h"
 
 namespace dpquic::dataplane::dpdk {
 namespace {

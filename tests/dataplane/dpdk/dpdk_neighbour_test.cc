@@ -11,8 +11,8 @@
 
 #include "dataplane/dpdk/eal.h"
 #include "dataplane/shard/shard_core.h"
-#include "tests/dataplane/dpdk/dpdk_rig.h"
 #include "tests/dataplane/dpdk/frame_test_util.h"
+#include "tools/testbed/dpdk_rig.h"
 
 namespace dpquic::dataplane::dpdk {
 namespace {

@@ -10,7 +10,7 @@
 
 #include "dataplane/dpdk/eal.h"
 #include "dataplane/shard/shard_core.h"
-#include "tests/dataplane/dpdk/dpdk_rig.h"
+#include "tools/testbed/dpdk_rig.h"
 
 namespace dpquic::dataplane::dpdk {
 namespace {

@@ -7,7 +7,7 @@
 #include <stdexcept>
 
 #include "tests/dataplane/dpdk/frame_test_util.h"
-#include "tests/util/allocation_counter.h"
+#include "tools/testbed/allocation_counter.h"
 
 namespace dpquic::dataplane::dpdk {
 namespace {

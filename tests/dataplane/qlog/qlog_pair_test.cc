@@ -20,8 +20,8 @@
 #include "dataplane/qlog/json_writer.h"
 #include "dataplane/qlog/qlog_writer.h"
 #include "tests/dataplane/qlog/json_value.h"
-#include "tests/quic/harness/perf_app.h"
-#include "tests/quic/harness/quic_pair.h"
+#include "tools/testbed/perf_app.h"
+#include "tools/testbed/quic_pair.h"
 
 namespace dpquic::harness {
 namespace {

@@ -14,7 +14,7 @@
 #include "dataplane/app/perf_client.h"
 #include "dataplane/app/perf_server.h"
 #include "dataplane/shard/shard.h"
-#include "tests/util/allocation_counter.h"
+#include "tools/testbed/allocation_counter.h"
 
 namespace dpquic::dataplane {
 namespace {

@@ -8,7 +8,7 @@
 
 #include "dataplane/udp/udp_socket.h"
 #include "tests/dataplane/udp/udp_test_support.h"
-#include "tests/util/allocation_counter.h"
+#include "tools/testbed/allocation_counter.h"
 
 namespace dpquic::dataplane {
 namespace {

@@ -9,7 +9,7 @@
 # The namespace is deleted and every process this test started is stopped
 # (by PID) whatever happens. Needs root and no Bazel sandbox (tags).
 set -euo pipefail
-[[ $# -eq 3 ]] || { echo "usage: $0 DATAPLANE NETNS_LIB BROWSER_TEST_PY" >&2; exit 2; }
+[[ $# -eq 3 ]] || { echo "usage: $0 DATAPLANE NETNS_LIB BROWSER_CHECK_PY" >&2; exit 2; }
 DATAPLANE=$1
 DRIVER=$3
 ADDRESS=10.99.0.1
@@ -34,7 +34,7 @@ trap cleanup EXIT
 
 # The site and a certificate whose SAN is the engine's address.
 SPKI=$(/usr/bin/python3 "$DRIVER" prepare --out="$WORK/site" --address="$ADDRESS") ||
-  fail "browser_test.py prepare"
+  fail "browser_check.py prepare"
 mkdir "$WORK/qlog"
 
 # -l 0-1: the main lcore supervises, lcore 1 runs the one shard.

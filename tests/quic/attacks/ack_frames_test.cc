@@ -11,7 +11,7 @@
 
 #include "quic/recovery/ack_processing.h"
 #include "tests/quic/attacks/forged_peer.h"
-#include "tests/quic/harness/perf_app.h"
+#include "tools/testbed/perf_app.h"
 
 namespace dpquic::attacks {
 namespace {

@@ -8,7 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/quic/attacks/forged_peer.h"
-#include "tests/quic/harness/perf_app.h"
+#include "tools/testbed/perf_app.h"
 
 namespace dpquic::attacks {
 namespace {

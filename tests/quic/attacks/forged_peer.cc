@@ -8,7 +8,7 @@
 #include "crypto/header_protection.h"
 #include "quic/wire/frame_codec.h"
 #include "quic/wire/header.h"
-#include "tests/util/allocation_counter.h"
+#include "tools/testbed/allocation_counter.h"
 
 namespace dpquic::attacks {
 

@@ -7,7 +7,7 @@
 // endpoint (the victim) from the impersonated side's address, drives the
 // victim's timers by hand and decrypts everything the victim sends back.
 //
-// Calls into the victim endpoint are counted by //tests/util:allocation_counter,
+// Calls into the victim endpoint are counted by //tools/testbed:allocation_counter,
 // so tests linking this library must set linkstatic = True.
 
 #include <gtest/gtest.h>
@@ -25,8 +25,8 @@
 #include "quic/wire/connection_id.h"
 #include "quic/wire/frames.h"
 #include "quic/wire/varint.h"
-#include "tests/quic/harness/perf_app.h"
-#include "tests/quic/harness/quic_pair.h"
+#include "tools/testbed/perf_app.h"
+#include "tools/testbed/quic_pair.h"
 
 namespace dpquic::attacks {
 

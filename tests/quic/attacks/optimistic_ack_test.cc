@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "tests/quic/attacks/forged_peer.h"
-#include "tests/quic/harness/perf_app.h"
+#include "tools/testbed/perf_app.h"
 
 namespace dpquic::attacks {
 namespace {

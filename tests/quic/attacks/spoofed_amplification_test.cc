@@ -15,7 +15,7 @@
 
 #include "tests/quic/attacks/forged_initial.h"
 #include "tests/quic/harness/direct_drive.h"
-#include "tests/quic/harness/quic_pair.h"
+#include "tools/testbed/quic_pair.h"
 
 namespace dpquic::attacks {
 namespace {

@@ -17,9 +17,9 @@
 #include <vector>
 
 #include "quic/endpoint/stateless_packets.h"
-#include "tests/quic/harness/perf_app.h"
-#include "tests/quic/harness/quic_pair.h"
-#include "tests/util/allocation_counter.h"
+#include "tools/testbed/allocation_counter.h"
+#include "tools/testbed/perf_app.h"
+#include "tools/testbed/quic_pair.h"
 
 namespace dpquic::attacks {
 namespace {

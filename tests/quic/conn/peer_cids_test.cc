@@ -8,7 +8,7 @@
 
 #include "quic/wire/frame_codec.h"
 #include "quic/wire/frames.h"
-#include "tests/util/allocation_counter.h"
+#include "tools/testbed/allocation_counter.h"
 
 namespace dpquic::conn {
 namespace {

@@ -15,7 +15,7 @@
 
 #include "quic/conn/block_pool.h"
 #include "quic/conn/receive_buffer.h"
-#include "tests/util/allocation_counter.h"
+#include "tools/testbed/allocation_counter.h"
 
 namespace dpquic::conn {
 namespace {

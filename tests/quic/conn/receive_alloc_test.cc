@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "quic/conn/receive_stream.h"
-#include "tests/util/allocation_counter.h"
+#include "tools/testbed/allocation_counter.h"
 
 namespace dpquic::conn {
 namespace {

@@ -12,7 +12,7 @@
 #include "quic/conn/send_stream.h"
 #include "quic/transmit/chunk.h"
 #include "quic/transmit/packet_writer.h"
-#include "tests/util/allocation_counter.h"
+#include "tools/testbed/allocation_counter.h"
 
 namespace dpquic::conn {
 namespace {

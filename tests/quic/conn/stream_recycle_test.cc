@@ -1,4 +1,4 @@
-// Recycled stream objects (issue 9): a connection keeps a freed stream's
+// Recycled stream objects: a connection keeps a freed stream's
 // SendStream / ReceiveStream and re-initialises them for the slot's next
 // stream. A recycled object must behave exactly like a new one, give back
 // pooled memory when retired, keep its small storage (so short streams never
@@ -22,7 +22,7 @@
 #include "quic/transmit/chunk.h"
 #include "quic/transmit/packet_writer.h"
 #include "tests/quic/conn/send_stream_bench.h"
-#include "tests/util/allocation_counter.h"
+#include "tools/testbed/allocation_counter.h"
 
 namespace dpquic::conn {
 namespace {

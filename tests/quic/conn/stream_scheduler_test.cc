@@ -8,7 +8,7 @@
 
 #include <vector>
 
-#include "tests/util/allocation_counter.h"
+#include "tools/testbed/allocation_counter.h"
 
 namespace dpquic::conn {
 namespace {

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "quic/endpoint/cid_table.h"
-#include "tests/util/allocation_counter.h"
+#include "tools/testbed/allocation_counter.h"
 
 namespace dpquic::endpoint {
 namespace {

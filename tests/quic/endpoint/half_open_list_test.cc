@@ -7,7 +7,7 @@
 
 #include <array>
 
-#include "tests/util/allocation_counter.h"
+#include "tools/testbed/allocation_counter.h"
 
 namespace dpquic::endpoint {
 namespace {

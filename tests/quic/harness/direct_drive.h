@@ -1,5 +1,5 @@
 #pragma once
-// Drives endpoints by hand, without the simulator (helper H's scenario
+// Drives endpoints by hand, without the simulator (for the scenario
 // tests): collect what an endpoint sends now, hand datagrams to another.
 
 #include <array>

@@ -3,8 +3,8 @@
 
 #include <gtest/gtest.h>
 
-#include "tests/quic/harness/perf_app.h"
-#include "tests/quic/harness/quic_pair.h"
+#include "tools/testbed/perf_app.h"
+#include "tools/testbed/quic_pair.h"
 
 namespace dpquic::harness {
 namespace {

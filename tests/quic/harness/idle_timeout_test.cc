@@ -7,7 +7,7 @@
 
 #include <vector>
 
-#include "tests/quic/harness/quic_pair.h"
+#include "tools/testbed/quic_pair.h"
 
 namespace dpquic::harness {
 namespace {

@@ -16,8 +16,8 @@
 
 #include "quic/recovery/congestion_controller.h"
 #include "tests/quic/harness/download_fixture.h"
-#include "tests/quic/harness/perf_app.h"
-#include "tests/quic/harness/quic_pair.h"
+#include "tools/testbed/perf_app.h"
+#include "tools/testbed/quic_pair.h"
 
 namespace dpquic::harness {
 namespace {

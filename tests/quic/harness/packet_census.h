@@ -1,5 +1,5 @@
 #pragma once
-// Reads the packet types of a datagram as seen on the wire (helper H's
+// Reads the packet types of a datagram as seen on the wire (for the
 // scenario tests): the unprotected parts of each coalesced packet's header.
 
 #include <array>

@@ -13,8 +13,8 @@
 
 #include "quic/endpoint/stateless_packets.h"
 #include "tests/quic/harness/direct_drive.h"
-#include "tests/quic/harness/perf_app.h"
-#include "tests/quic/harness/quic_pair.h"
+#include "tools/testbed/perf_app.h"
+#include "tools/testbed/quic_pair.h"
 
 namespace dpquic::harness {
 namespace {

@@ -19,9 +19,9 @@
 
 #include "dataplane/app/synthetic_body.h"
 #include "quic/transmit/chunk.h"
-#include "tests/quic/harness/perf_app.h"
-#include "tests/quic/harness/quic_pair.h"
-#include "tests/util/allocation_counter.h"
+#include "tools/testbed/allocation_counter.h"
+#include "tools/testbed/perf_app.h"
+#include "tools/testbed/quic_pair.h"
 
 namespace dpquic::harness {
 namespace {

@@ -8,8 +8,8 @@
 #include <array>
 #include <vector>
 
-#include "tests/quic/harness/perf_app.h"
-#include "tests/quic/harness/quic_pair.h"
+#include "tools/testbed/perf_app.h"
+#include "tools/testbed/quic_pair.h"
 
 namespace dpquic::harness {
 namespace {
@@ -23,6 +23,7 @@ TEST(StreamResetTest, StopSendingMakesThePeerResetWithTheSameCode) {
   // stream, the second download could not finish.
   options.client.connection.transport.initial_max_data = 256 * 1024;
   options.client.connection.transport.max_connection_window = 256 * 1024;
+  transmit::ChunkPool request_pool(64, 1);  // outlives the connections
   QuicPair pair(options);
   PerfServer server_app(*pair.server);
   pair.server_node->set_application([&](Instant now) { server_app.run(now); });
@@ -39,15 +40,8 @@ TEST(StreamResetTest, StopSendingMakesThePeerResetWithTheSameCode) {
       if (!stream) {
         stream = pair.client->open_stream(handle, conn::StreamDirection::kBidirectional);
         if (stream) {
-          auto* request = new std::array<uint8_t, 8>{0, 0, 0, 0, 0x40, 0, 0, 0};  // 1 GiB
-          (void)pair.client->send(handle, *stream,
-                                  transmit::Chunk::external(
-                                      request->data(), request->size(),
-                                      [](void* context, const uint8_t*, size_t) {
-                                        delete static_cast<std::array<uint8_t, 8>*>(context);
-                                      },
-                                      request),
-                                  true);
+          static const std::array<uint8_t, 8> kRequest{0, 0, 0, 0, 0x40, 0, 0, 0};  // 1 GiB
+          (void)pair.client->send(handle, *stream, request_pool.copy_from(kRequest), true);
         }
       }
       endpoint::EndpointEvent event;

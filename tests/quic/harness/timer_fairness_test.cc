@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "tests/quic/harness/direct_drive.h"
-#include "tests/quic/harness/quic_pair.h"
+#include "tools/testbed/quic_pair.h"
 
 namespace dpquic::harness {
 namespace {
@@ -19,6 +19,7 @@ namespace {
 constexpr size_t kConnections = 6;
 
 TEST(TimerFairnessTest, ADueAckIsHandledOncePerPassAndClearedByTransmit) {
+  transmit::ChunkPool pool(64, 1);  // outlives the connections
   QuicPair pair;
   std::vector<endpoint::ConnectionHandle> handles;
   for (size_t i = 0; i < kConnections; ++i) handles.push_back(pair.connect());
@@ -37,11 +38,7 @@ TEST(TimerFairnessTest, ADueAckIsHandledOncePerPassAndClearedByTransmit) {
   const auto stream = pair.client->open_stream(handles[0], conn::StreamDirection::kBidirectional);
   ASSERT_TRUE(stream.has_value());
   static const std::array<uint8_t, 4> kBytes{1, 2, 3, 4};
-  (void)pair.client->send(
-      handles[0], *stream,
-      transmit::Chunk::external(
-          kBytes.data(), kBytes.size(), [](void*, const uint8_t*, size_t) {}, nullptr),
-      false);
+  (void)pair.client->send(handles[0], *stream, pool.copy_from(kBytes), false);
   const std::vector<SentDatagram> request = collect_transmit(*pair.client, sent_at);
   ASSERT_FALSE(request.empty());
   for (const SentDatagram& datagram : request) {

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "quic/wire/version_negotiation.h"
-#include "tests/quic/harness/quic_pair.h"
+#include "tools/testbed/quic_pair.h"
 
 namespace dpquic::harness {
 namespace {
@@ -74,7 +74,7 @@ TEST(UnknownVersionTest, LongHeaderOfAnUnknownVersionGetsOurVersions) {
 TEST(UnknownVersionTest, SmallDatagramsAndVersionNegotiationPacketsGetNoReply) {
   QuicPair pair;
   EXPECT_FALSE(answer(pair, long_header_datagram(kUnknownVersion, 1199)).sent);
-  EXPECT_FALSE(answer(pair, long_header_datagram(wire::kVersionNegotiation, 1200)).sent);
+  EXPECT_FALSE(answer(pair, long_header_datagram(wire::kVersionNegotiationVersion, 1200)).sent);
   EXPECT_EQ(pair.server->stats().version_negotiations_sent, 0u);
   EXPECT_EQ(pair.server->connection_count(), 0u);
 }

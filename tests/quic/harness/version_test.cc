@@ -15,15 +15,14 @@
 #include <algorithm>
 #include <vector>
 
-#include "tests/quic/harness/perf_app.h"
-#include "tests/quic/harness/quic_pair.h"
+#include "tools/testbed/perf_app.h"
+#include "tools/testbed/quic_pair.h"
 
 namespace dpquic::harness {
 namespace {
 
 constexpr uint64_t kTransferBytes = 1 << 20;
-// Spelled out rather than taken from quic/wire/version.h, whose
-// kVersionNegotiation a PacketType enumerator shadows.
+// Spelled out as the RFCs give them, independently of quic/wire/version.h.
 constexpr uint32_t kV1 = 0x00000001;         // RFC 9000
 constexpr uint32_t kV2 = 0x6b3343cf;         // RFC 9369 §3.1
 constexpr uint32_t kVnVersion = 0x00000000;  // RFC 9000 §17.2.1

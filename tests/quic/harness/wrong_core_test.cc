@@ -8,7 +8,7 @@
 
 #include "quic/conn/cid_generator.h"
 #include "quic/conn/random.h"
-#include "tests/quic/harness/quic_pair.h"
+#include "tools/testbed/quic_pair.h"
 
 namespace dpquic::harness {
 namespace {

@@ -3,7 +3,7 @@
 // numbers, ACKs with reordered holes and duplicate ranges below the window,
 // stalls that let the window grow to ~1000 packets, and a second connection
 // sharing the core's pool and XOR buffer) run inside an allocation-counting
-// window (//tests/util:allocation_counter).
+// window (//tools/testbed:allocation_counter).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -14,7 +14,7 @@
 #include "quic/recovery/sent_packet_pool.h"
 #include "quic/recovery/sent_packets.h"
 #include "tests/quic/recovery/ack_frame_builder.h"
-#include "tests/util/allocation_counter.h"
+#include "tools/testbed/allocation_counter.h"
 
 namespace dpquic::recovery {
 namespace {

@@ -1,7 +1,7 @@
 // Proves ACK generation allocates nothing: 100k received packets (with loss,
 // reordering, duplicates and ECN marks), the ACKs they call for, and the
 // pruning when those ACKs are acknowledged, all inside an allocation-counting
-// window (//tests/util:allocation_counter).
+// window (//tools/testbed:allocation_counter).
 #include <gtest/gtest.h>
 
 #include <array>
@@ -10,7 +10,7 @@
 
 #include "quic/recovery/ack_tracker.h"
 #include "quic/wire/frame_codec.h"
-#include "tests/util/allocation_counter.h"
+#include "tools/testbed/allocation_counter.h"
 
 namespace dpquic::recovery {
 namespace {

@@ -1,12 +1,12 @@
 // Proves the per-packet congestion control and pacing calls allocate
 // nothing: thousands of sends, ACKs, losses and pacer polls run inside an
-// allocation-counting window (//tests/util:allocation_counter).
+// allocation-counting window (//tools/testbed:allocation_counter).
 #include <gtest/gtest.h>
 
 #include "quic/recovery/cubic.h"
 #include "quic/recovery/new_reno.h"
 #include "quic/recovery/pacer.h"
-#include "tests/util/allocation_counter.h"
+#include "tools/testbed/allocation_counter.h"
 
 namespace dpquic::recovery {
 namespace {

@@ -1,7 +1,7 @@
 // Proves loss detection allocates nothing per packet or per ACK once warm:
 // thousands of rounds of sends, ACKs with a hole (a packet-threshold loss),
 // ECN counts, time-threshold expiries and PTOs run inside an
-// allocation-counting window (//tests/util:allocation_counter).
+// allocation-counting window (//tools/testbed:allocation_counter).
 #include <gtest/gtest.h>
 
 #include <array>
@@ -14,7 +14,7 @@
 #include "quic/wire/frames.h"
 #include "quic/wire/varint.h"
 #include "tests/quic/recovery/loss_detection_test_util.h"
-#include "tests/util/allocation_counter.h"
+#include "tools/testbed/allocation_counter.h"
 
 namespace dpquic::recovery {
 namespace {

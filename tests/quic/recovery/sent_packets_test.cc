@@ -367,8 +367,8 @@ TEST(SentPacketsTest, PacketNumbersUpToTwoToTheSixtyTwo) {
   constexpr uint64_t kMax = (uint64_t{1} << 62) - 1;  // wire::kMaxPacketNumber
   SentPacketPool pool;
   SentPackets sent(pool);
-  // Above the QUIC maximum: refused, nothing changes (UINT64_MAX used to be
-  // accepted, leaving next_ wrapped to 0 and the packet unreachable).
+  // Above the QUIC maximum: refused, nothing changes (accepting UINT64_MAX
+  // would wrap next_ to 0 and leave the packet unreachable).
   EXPECT_FALSE(sent.insert(UINT64_MAX, packet_for(1)));
   EXPECT_FALSE(sent.insert(UINT64_MAX - 1, packet_for(1)));
   EXPECT_FALSE(sent.insert(kMax + 1, packet_for(1)));

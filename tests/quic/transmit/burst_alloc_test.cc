@@ -14,8 +14,8 @@
 #include "quic/transmit/chunk.h"
 #include "quic/transmit/packet_sealer.h"
 #include "quic/wire/version.h"
-#include "tests/quic/transmit/scripted_source.h"
-#include "tests/util/allocation_counter.h"
+#include "tools/testbed/allocation_counter.h"
+#include "tools/testbed/scripted_source.h"
 
 namespace dpquic::transmit {
 namespace {

@@ -21,7 +21,7 @@
 #include "quic/wire/packet_type.h"
 #include "quic/wire/version.h"
 #include "tests/quic/transmit/packet_reader.h"
-#include "tests/quic/transmit/scripted_source.h"
+#include "tools/testbed/scripted_source.h"
 
 namespace dpquic::transmit {
 namespace {

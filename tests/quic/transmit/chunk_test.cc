@@ -110,17 +110,5 @@ TEST(ChunkTest, AdoptedMemoryIsReleasedOnceThroughItsCallback) {
   EXPECT_EQ(pool.free_adopt_records(), 1u);
 }
 
-TEST(ChunkTest, ExternalChunkReleasesThroughItsCallback) {
-  const std::vector<uint8_t> application(10, 0x01);
-  ReleaseLog log;
-  {
-    Chunk chunk = Chunk::external(application.data(), application.size(), record_release, &log);
-    Chunk copy = chunk;
-    EXPECT_EQ(copy.use_count(), 2u);
-  }
-  EXPECT_EQ(log.calls, 1);
-  EXPECT_EQ(log.length, 10u);
-}
-
 }  // namespace
 }  // namespace dpquic::transmit

@@ -1,6 +1,6 @@
 // Proves that decoding allocates nothing: every operator new and (outside
 // sanitizer builds) every malloc/calloc/realloc is counted
-// (//tests/util:allocation_counter) while a packet
+// (//tools/testbed:allocation_counter) while a packet
 // holding every frame type, and a coalesced datagram with its headers and a
 // transport-parameter blob, are decoded 10000 times each. The counter is shown to
 // work by allocating inside the same kind of window.
@@ -15,7 +15,7 @@
 #include "quic/wire/transport_params.h"
 #include "quic/wire/version_negotiation.h"
 #include "tests/quic/wire/frame_test_util.h"
-#include "tests/util/allocation_counter.h"
+#include "tools/testbed/allocation_counter.h"
 
 namespace dpquic::wire {
 namespace {

@@ -2,8 +2,11 @@
 
 import datetime
 import os
+import re
+import shutil
 import signal
 import socket
+import sys
 import tempfile
 import time
 import unittest
@@ -97,8 +100,10 @@ class ProcessTest(unittest.TestCase):
                 self.assertFalse(server.wait_for_text("never printed", timeout=0.2))
                 self.assertEqual(server.stop(), 7)
             self.assertFalse(server.running())
-            self.assertIn("stopping", bc._read_text(log))
+            self.assertIn("stopping", bc.read_text(log))
             self.assertEqual(server.stop(), 7)  # Idempotent.
+            self.assertIn("stopping", server.log_text())  # Readable after the stop.
+        self.assertEqual(bc.read_text(os.path.join(d, "absent")), "")
 
     def test_background_process_that_ignores_sigterm_is_killed(self):
         with tempfile.TemporaryDirectory() as d:
@@ -116,11 +121,135 @@ class ProcessTest(unittest.TestCase):
                 self.assertFalse(p.wait_for_text("listening", timeout=10))
             self.assertEqual(p.returncode, 4)
 
+    def test_taskset_takes_an_int_cpu(self):
+        self.assertEqual((bc.SERVER_CPU, bc.CLIENT_CPU), (0, 1))
+        pinned = bc.taskset(bc.CLIENT_CPU, ["prog", "--flag"])
+        if shutil.which("taskset"):
+            self.assertEqual(pinned, ["taskset", "-c", "1", "prog", "--flag"])
+        else:
+            self.assertEqual(pinned, ["prog", "--flag"])
+
     def test_free_udp_port_is_bindable(self):
         port = bc.free_udp_port()
         self.assertTrue(1024 <= port <= 65535)
         with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
             s.bind(("127.0.0.1", port))
+
+
+class StartServerTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.log = os.path.join(self.tmp.name, "server.log")
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def python(self, code):
+        return [sys.executable, "-c", code]
+
+    def test_ready_text(self):
+        code = "import time; print('dataplane: serving', flush=True); time.sleep(30)"
+        with bc.start_server(self.python(code), self.log, "serving", timeout=10) as server:
+            self.assertTrue(server.running())
+            self.assertIn("serving", server.log_text())
+        self.assertFalse(server.running())
+
+    def test_settle_time_without_ready_text(self):
+        env = dict(os.environ, SERVER_WORD="quiet")
+        code = "import os, time; print(os.environ['SERVER_WORD'], flush=True); time.sleep(30)"
+        start = time.monotonic()
+        with bc.start_server(self.python(code), self.log, settle=0.2, env=env) as server:
+            self.assertGreaterEqual(time.monotonic() - start, 0.2)
+            self.assertTrue(server.running())
+            self.assertTrue(server.wait_for_text("quiet", timeout=10))
+
+    def test_exit_at_once_is_an_error(self):
+        code = "import sys; print('bad flag', flush=True); sys.exit(3)"
+        program = re.escape(os.path.basename(sys.executable))
+        for ready in ("serving", None):
+            with self.assertRaisesRegex(bc.ServerError,
+                                        r"^%s did not start \(exited 3\): bad flag$" % program):
+                bc.start_server(self.python(code), self.log, ready, settle=0.2)
+
+    def test_no_ready_text_in_time_is_an_error_and_the_process_is_stopped(self):
+        # It ignores SIGTERM: the stop ends in SIGKILL.
+        code = "import os, signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); " \
+               "print('starting', os.getpid(), flush=True); time.sleep(30)"
+        start = time.monotonic()
+        with self.assertRaisesRegex(bc.ServerError, r"^srv did not start \(no 'serving' in its "
+                                    r"output after 0.3 s\): starting (\d+)$") as caught:
+            bc.start_server(self.python(code), self.log, "serving", timeout=0.3, name="srv")
+        self.assertLess(time.monotonic() - start, 10)
+        self.assertIsInstance(caught.exception, RuntimeError)
+        pid = int(str(caught.exception).split()[-1])
+        with self.assertRaises(ProcessLookupError):
+            os.kill(pid, 0)
+
+    def test_program_name_skips_taskset(self):
+        self.assertEqual(bc.program_name(["taskset", "-c", "0", "/b/dataplane", "--cores=1"]),
+                         "dataplane")
+        self.assertEqual(bc.program_name(["/usr/bin/gtlsserver", "--quiet"]), "gtlsserver")
+
+
+class CommandLineTest(unittest.TestCase):
+    def test_dataplane(self):
+        self.assertEqual(bc.dataplane_command("/b/dataplane", 4433),
+                         ["/b/dataplane", "--listen=127.0.0.1:4433", "--cores=1"])
+        self.assertEqual(bc.dataplane_command("dp", 9, cores=2, extra=("--stats=1", "--gso=off")),
+                         ["dp", "--listen=127.0.0.1:9", "--cores=2", "--stats=1", "--gso=off"])
+
+    def test_ngtcp2_server(self):
+        self.assertEqual(bc.ngtcp2_server_command(4433, "/w/key.pem", "/w/cert.pem"),
+                         ["gtlsserver", "--quiet", "127.0.0.1", "4433", "/w/key.pem",
+                          "/w/cert.pem"])
+        self.assertEqual(bc.ngtcp2_server_command(4433, "k", "c", htdocs="/w/root"),
+                         ["gtlsserver", "--quiet", "--htdocs=/w/root", "127.0.0.1", "4433", "k",
+                          "c"])
+        self.assertEqual(bc.ngtcp2_server_command(4433, "k", "c", htdocs="/w",
+                                                  max_dyn_length="4G"),
+                         ["gtlsserver", "--quiet", "--htdocs=/w", "--max-dyn-length=4G",
+                          "127.0.0.1", "4433", "k", "c"])
+
+    def test_ngtcp2_client(self):
+        url = "https://127.0.0.1:4433/1000"
+        self.assertEqual(bc.ngtcp2_client_command(4433, url),
+                         ["gtlsclient", "--quiet", "--exit-on-all-streams-close",
+                          "--no-quic-dump", "--no-http-dump", "127.0.0.1", "4433", url])
+        self.assertEqual(bc.ngtcp2_client_command(4433, url, download_dir="/w/d",
+                                                  program="/usr/bin/gtlsclient"),
+                         ["/usr/bin/gtlsclient", "--quiet", "--exit-on-all-streams-close",
+                          "--download=/w/d", "127.0.0.1", "4433", url])
+
+    @unittest.skipUnless(shutil.which("openssl"), "openssl not installed")
+    def test_certificate_made_once(self):
+        with tempfile.TemporaryDirectory() as d:
+            key, cert = bc.make_certificate(d)
+            self.assertEqual((key, cert), bc.certificate_paths(d))
+            self.assertIn("PRIVATE KEY", bc.read_text(key))
+            self.assertIn("BEGIN CERTIFICATE", bc.read_text(cert))
+            made = os.stat(cert).st_mtime_ns
+            self.assertEqual(bc.make_certificate(d), (key, cert))
+            self.assertEqual(os.stat(cert).st_mtime_ns, made)
+            with self.assertRaisesRegex(bc.ServerError, "openssl req failed"):
+                bc.make_certificate(os.path.join(d, "absent", "dir"))
+
+
+class DataplaneOutputTest(unittest.TestCase):
+    LOG = ("dataplane: serving on 127.0.0.1:4433\n"
+           "stats: connections=3 handshakes/s=1.0\n"
+           "stats: connections=12 handshakes/s=9.0\n"
+           "totals: packets=100 half_open_dropped=4 handshakes=7 refused=0\n")
+
+    def test_totals(self):
+        self.assertEqual(bc.dataplane_total(self.LOG, "handshakes"), 7)
+        self.assertEqual(bc.dataplane_total(self.LOG, "half_open_dropped"), 4)
+        self.assertEqual(bc.dataplane_total(self.LOG, "refused"), 0)
+        self.assertIsNone(bc.dataplane_total(self.LOG, "retries"))
+        self.assertIsNone(bc.dataplane_total("dataplane: serving\n", "handshakes"))
+
+    def test_stats_connections(self):
+        self.assertEqual(bc.dataplane_connections(self.LOG), [3, 12])
+        self.assertEqual(bc.dataplane_connections("no stats\n"), [])
 
 
 class JsonLinesTest(unittest.TestCase):

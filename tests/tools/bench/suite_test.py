@@ -9,7 +9,9 @@ import tempfile
 import unittest
 
 import charts
+import loopback_goodput
 import run_all
+import suite_allocations
 import suite_context
 import suite_dpdk
 import suite_handshakes
@@ -134,6 +136,47 @@ def fake_sections():
     failed = suite_context.Section("streams", "5", "Streams")
     failed.fail("quicload exited 1")
     return [s.to_dict() for s in (goodput, memory, failed, gso, dpdk)]
+
+
+class CommandLineTest(unittest.TestCase):
+    def test_goodput_servers_and_clients(self):
+        self.assertEqual(loopback_goodput.server_command("ngtcp2", 4433, "/w"),
+                         ["gtlsserver", "--quiet", "--htdocs=/w", "--max-dyn-length=4G",
+                          "127.0.0.1", "4433", "/w/key.pem", "/w/cert.pem"])
+        self.assertEqual(loopback_goodput.server_command("dpquic-nogso", 4433, "/w", "dp", 1452),
+                         ["dp", "--listen=127.0.0.1:4433", "--cores=1", "--max-udp-payload=1452",
+                          "--gso=off"])
+        self.assertEqual(loopback_goodput.client_command("ngtcp2", 4433, 1000),
+                         ["gtlsclient", "--quiet", "--exit-on-all-streams-close",
+                          "--no-quic-dump", "--no-http-dump", "127.0.0.1", "4433",
+                          "https://127.0.0.1:4433/1000"])
+        self.assertEqual(loopback_goodput.client_command("dpquic", 4433, 1000, "cl", 1452),
+                         ["cl", "https://127.0.0.1:4433/1000", "--max-udp-payload=1452"])
+
+    def test_allocation_servers_and_clients(self):
+        class Ctx:
+            def binary(self, name):
+                return "/b/" + name
+
+            def certificate(self):
+                return "/w/key.pem", "/w/cert.pem"
+
+            def path(self, *parts):
+                return os.path.join("/w", *parts)
+
+        server, _, shown, _, _, ready = suite_allocations.commands(
+            Ctx(), suite_allocations.OURS, 4433, 1000, "/w/r.json")
+        self.assertEqual((server, ready),
+                         (["/b/dataplane", "--listen=127.0.0.1:4433", "--cores=1"], "serving"))
+        self.assertEqual(shown["LD_PRELOAD"], "/b/alloc_preload")
+        server, _, _, client, _, ready = suite_allocations.commands(
+            Ctx(), suite_allocations.NGTCP2, 4433, 1000, "/w/r.json")
+        self.assertEqual(server, ["gtlsserver", "--quiet", "--htdocs=/w", "--max-dyn-length=4G",
+                                  "127.0.0.1", "4433", "/w/key.pem", "/w/cert.pem"])
+        self.assertEqual(client, ["gtlsclient", "--quiet", "--exit-on-all-streams-close",
+                                  "--no-quic-dump", "--no-http-dump", "127.0.0.1", "4433",
+                                  "https://127.0.0.1:4433/1000"])
+        self.assertIsNone(ready)
 
 
 class HandshakeCapacityTest(unittest.TestCase):
