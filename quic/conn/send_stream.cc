@@ -10,7 +10,11 @@
 namespace dpquic::conn {
 namespace {
 
-// Initial ring slots; a stream with more chunks in flight doubles it once.
+// Initial ring slots. A stream with more chunks in flight is a bulk stream:
+// its ring grows at once to what a bulk stream needs
+// (kMaxRetainedChunkSlots), and doubles only beyond that. Growing in steps
+// allocated again each time the bytes in flight first reached a new high,
+// which a download can do well after its start.
 constexpr size_t kInitialChunkSlots = 8;
 
 }  // namespace
@@ -50,11 +54,13 @@ void SendStream::reinitialize(uint64_t stream_id, uint64_t peer_max_stream_data,
 
 void SendStream::push_chunk(transmit::Chunk chunk) {
   if (chunk_count_ == ring_capacity_) {
-    // Full: double, moving the held chunks to the front of the new ring.
-    auto bigger = std::make_unique<QueuedChunk[]>(ring_capacity_ * 2);
+    // Full: grow, moving the held chunks to the front of the new ring.
+    const size_t capacity = ring_capacity_ < kMaxRetainedChunkSlots ? kMaxRetainedChunkSlots
+                                                                    : ring_capacity_ * 2;
+    auto bigger = std::make_unique<QueuedChunk[]>(capacity);
     for (size_t i = 0; i < chunk_count_; ++i) bigger[i] = std::move(chunk_at(i));
     ring_ = std::move(bigger);
-    ring_capacity_ *= 2;
+    ring_capacity_ = capacity;
     ring_head_ = 0;
     find_hint_slot_ = 0;
   }

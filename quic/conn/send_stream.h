@@ -54,8 +54,9 @@ class SendStream {
   // those never give storage back), little memory per stream slot. Writers
   // offer what writable_bytes() allows, which follows the peer's credit, so
   // a bulk stream's 4 MiB buffer holds chunks from 16 KiB up: 256 slots
-  // (about 10 KiB) cover it, and the next bulk stream on the slot does not
-  // grow the ring again.
+  // (about 10 KiB) cover it. A ring that outgrows its first 8 slots grows
+  // straight to 256, and the next bulk stream on the slot does not grow it
+  // again.
   static constexpr size_t kMaxRetainedChunkSlots = 256;
   static constexpr size_t kMaxRetainedRanges = 64;
   // Bytes the stream queues beyond the peer's MAX_STREAM_DATA: enough that

@@ -106,7 +106,7 @@ TEST(SendStreamTest, OneFramePerChunkPieceAndChunksReleasedInOrder) {
         stream.write(pool.copy_from(std::span<const uint8_t>(data).subspan(i * 10, 10)), false));
   }
   EXPECT_EQ(stream.chunk_count(), 20u);
-  EXPECT_EQ(stream.chunk_capacity(), 32u);  // 8 -> 16 -> 32
+  EXPECT_EQ(stream.chunk_capacity(), 256u);  // 8, then straight to 256
   PacketBench bench;
   Receiver receiver;
   const std::vector<SentFrame> frames = bench.send(stream, 1200);
@@ -137,7 +137,7 @@ TEST(SendStreamTest, OneFramePerChunkPieceAndChunksReleasedInOrder) {
   ack_all(stream, receiver, fin);
   EXPECT_EQ(stream.state(), SendStreamState::kDataRecvd);
   EXPECT_EQ(pool.free_buffers(), 64u);
-  EXPECT_EQ(stream.chunk_capacity(), 32u);  // kept
+  EXPECT_EQ(stream.chunk_capacity(), 256u);  // kept
   ASSERT_TRUE(receiver.complete());
   EXPECT_EQ(receiver.bytes(), data);
 }

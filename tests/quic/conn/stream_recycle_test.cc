@@ -85,11 +85,11 @@ TEST(SendStreamRecycleTest, ReinitializeMakesAFreshStreamOnTheKeptStorage) {
   SendStream stream(4, kLots, 64 * 1024);
   // A first stream left in the middle of everything: chunks held, ranges
   // acknowledged out of order, ranges lost, FIN queued, STOP_SENDING
-  // received... (20 chunks: the ring grows to 32 slots).
+  // received... (20 chunks: the ring grows to 256 slots).
   for (size_t i = 0; i < 20; ++i) {
     ASSERT_TRUE(stream.write(pool.copy_from(piece(data, i * 10, 10)), i == 19));
   }
-  EXPECT_EQ(stream.chunk_capacity(), 32u);
+  EXPECT_EQ(stream.chunk_capacity(), 256u);
   PacketBench bench;
   std::vector<SentFrame> sent = send_all(bench, stream, 40);
   ASSERT_GE(sent.size(), 6u);
@@ -105,7 +105,7 @@ TEST(SendStreamRecycleTest, ReinitializeMakesAFreshStreamOnTheKeptStorage) {
   EXPECT_EQ(stream.id(), 8u);
   EXPECT_EQ(stream.state(), SendStreamState::kReady);
   EXPECT_EQ(stream.chunk_count(), 0u);
-  EXPECT_EQ(stream.chunk_capacity(), 32u);  // within the cap: kept
+  EXPECT_EQ(stream.chunk_capacity(), 256u);  // within the cap: kept
   EXPECT_EQ(stream.queued_end(), 0u);
   EXPECT_EQ(stream.sent_end(), 0u);
   EXPECT_EQ(stream.bytes_acked_contiguous(), 0u);
