@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "crypto/aead_job.h"
+#include "quic/hot_path.h"
 
 namespace dpquic::crypto {
 namespace {
@@ -72,8 +73,8 @@ size_t seal_chunk(const MbManager& mb, std::span<const SealOp> ops,
   return sealed;
 }
 
-size_t open_chunk(const MbManager& mb, std::span<const OpenOp> ops,
-                  std::span<PacketStatus> status) {
+DPQUIC_HOT size_t open_chunk(const MbManager& mb, std::span<const OpenOp> ops,
+                             std::span<PacketStatus> status) {
   AeadNonce nonces[kMaxBurst];
   Tag computed[kMaxBurst];
   Message messages[kMaxBurst];

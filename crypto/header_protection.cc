@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "crypto/protection_override.h"
+#include "quic/hot_path.h"
 
 namespace dpquic::crypto {
 namespace {
@@ -143,8 +144,8 @@ bool compute_masks(const MbManager& mb, std::span<const MaskRequest> requests,
   return ok;
 }
 
-bool compute_mask(const MbManager& mb, const HeaderProtectionKey& key, const uint8_t* sample,
-                  HeaderProtectionMask& mask) {
+DPQUIC_HOT bool compute_mask(const MbManager& mb, const HeaderProtectionKey& key,
+                             const uint8_t* sample, HeaderProtectionMask& mask) {
   if (!key.installed() || sample == nullptr) return false;
   if (const PacketProtectionOverride* replacement = mb.protection_override()) [[unlikely]] {
     replacement->header_protection_mask(key, sample, mask);

@@ -72,7 +72,8 @@ void Connection::init_common(Instant now, const PathAddresses& path) {
   paths_.path(active_path_).has_peer_cid = true;  // sequence 0, from the handshake
   paths_.path(active_path_).peer_cid_sequence = 0;
   idle_timeout_ = config_.transport.max_idle_timeout_ms * kMillisecond;
-  handshake_deadline_ = now + config_.handshake_timeout;
+  handshake_ = std::make_unique<HandshakeState>();
+  handshake_->deadline = now + config_.handshake_timeout;
   reset_idle_timer(now);
 }
 
@@ -84,7 +85,7 @@ bool Connection::start_client(Instant now, const PathAddresses& path, std::strin
 
   std::array<uint8_t, 16> random_cid;
   core_.random->fill(random_cid);
-  original_dcid_ = initial_dcid_ = wire::ConnectionId(random_cid);
+  original_dcid_ = handshake_->initial_dcid = wire::ConnectionId(random_cid);
   wire::ConnectionId scid;
   if (core_.cid_generator != nullptr) {
     scid = core_.cid_generator->generate();
@@ -93,7 +94,7 @@ bool Connection::start_client(Instant now, const PathAddresses& path, std::strin
     scid = wire::ConnectionId(random_cid);
   }
   local_cids_.set_initial(scid);
-  local_initial_cid_ = scid;
+  handshake_->local_initial_cid = scid;
   peer_cids_.set_initial(original_dcid_);
   if (tracer_) {
     tracer_->on_connection_started(
@@ -104,7 +105,9 @@ bool Connection::start_client(Instant now, const PathAddresses& path, std::strin
     finish(CloseReason::kTransportError);
     return false;
   }
-  if (core_.client_tokens != nullptr) initial_token_ = core_.client_tokens->take(server_name_);
+  if (core_.client_tokens != nullptr) {
+    handshake_->initial_token = core_.client_tokens->take(server_name_);
+  }
 
   tls_ = crypto::TlsSession::create_client(*core_.tls, keys_, server_name);
   local_params_ = make_local_transport_parameters(config_.transport, role_, scid, nullptr, nullptr,
@@ -135,13 +138,13 @@ bool Connection::start_server(Instant now, const PathAddresses& path, const Serv
   init_common(now, path);
   version_ = original_version_ = start.version;
   original_dcid_ = start.original_dcid;
-  initial_dcid_ = start.client_dcid;
-  peer_initial_scid_ = start.client_scid;
-  retry_scid_ = start.retry_scid;
+  handshake_->initial_dcid = start.client_dcid;
+  handshake_->peer_initial_scid = start.client_scid;
+  handshake_->retry_scid = start.retry_scid;
   peer_address_validated_ = start.address_validated;
   if (start.address_validated) paths_.path(active_path_).validated = true;
   local_cids_.set_initial(start.local_cid);
-  local_initial_cid_ = start.local_cid;
+  handshake_->local_initial_cid = start.local_cid;
   peer_cids_.set_initial(start.client_scid);
   if (tracer_) {
     tracer_->on_connection_started(
@@ -179,9 +182,10 @@ bool Connection::start_server(Instant now, const PathAddresses& path, const Serv
       preferred = address;
     }
   }
-  local_params_ = make_local_transport_parameters(
-      config_.transport, role_, start.local_cid, &original_dcid_,
-      retry_scid_ ? &*retry_scid_ : nullptr, token_ptr, preferred ? &*preferred : nullptr);
+  local_params_ =
+      make_local_transport_parameters(config_.transport, role_, start.local_cid, &original_dcid_,
+                                      handshake_->retry_scid ? &*handshake_->retry_scid : nullptr,
+                                      token_ptr, preferred ? &*preferred : nullptr);
   if (!set_local_parameters(local_params_)) {
     finish(CloseReason::kTransportError);
     return false;
@@ -311,7 +315,11 @@ bool Connection::apply_peer_parameters(Instant now) {
 }
 
 TransportError Connection::validate_peer_parameters(const wire::TransportParameters& params) {
-  HandshakeCids cids{peer_initial_scid_, original_dcid_, retry_scid_};
+  if (!handshake_) {
+    return transport_error(TransportErrorCode::kProtocolViolation,
+                           "transport parameters after the handshake");
+  }
+  HandshakeCids cids{handshake_->peer_initial_scid, original_dcid_, handshake_->retry_scid};
   if (TransportError error = check_peer_transport_parameters(params, role_, cids)) return error;
   // RFC 9368 §4: the version information must confirm the version in use:
   // a client's the version of its first Initial (before any compatible
@@ -369,7 +377,7 @@ void Connection::adopt_peer_parameters(Instant now, const wire::TransportParamet
 
 void Connection::on_handshake_complete(Instant now) {
   handshake_complete_ = true;
-  handshake_deadline_ = kNever;
+  if (handshake_) handshake_->deadline = kNever;
   if (state_ == ConnectionState::kHandshake) state_ = ConnectionState::kEstablished;
   if (tracer_) tracer_->on_state_changed(now, TracedState::kHandshakeComplete);
   push_event({ConnectionEventType::kEstablished});
@@ -392,6 +400,8 @@ void Connection::on_handshake_confirmed(Instant now) {
   // 0-RTT keys go too: a server keeps them a little for reordered packets in
   // theory (RFC 9001 §4.9.3); we drop them at confirmation.
   keys_.discard(EncryptionLevel::kEarlyData);
+  // No long-header packet is built or read from here on.
+  handshake_.reset();
   // Client: move to the server's preferred address once confirmed
   // (RFC 9000 §9.6).
   if (role_ == wire::Role::kClient &&
@@ -465,7 +475,9 @@ bool Connection::on_client_transport_parameters(std::span<const uint8_t> encoded
     if (!offered) continue;
     // From our first flight on, Initial packets are in the new version; the
     // client's Initials in the old one are still read until it follows.
-    if (!keys_.switch_initial_version(candidate, initial_dcid_.span())) return false;
+    if (!handshake_ || !keys_.switch_initial_version(candidate, handshake_->initial_dcid.span())) {
+      return false;
+    }
     version_ = candidate;
     return set_local_parameters(local_params_);
   }
@@ -486,7 +498,10 @@ bool Connection::follow_server_version(const wire::ParsedHeader& header) {
           config_.versions.end()) {
     return false;
   }
-  if (!keys_.switch_initial_version(header.version, initial_dcid_.span())) return false;
+  if (!handshake_ ||
+      !keys_.switch_initial_version(header.version, handshake_->initial_dcid.span())) {
+    return false;
+  }
   version_ = header.version;
   return true;
 }
@@ -542,9 +557,9 @@ void Connection::handle_retry(Instant now, const wire::ParsedHeader& header,
   now_ = now;
   // RFC 9000 §17.2.5.2: one Retry at most, and none once a server packet was
   // processed; the integrity tag must verify against our first DCID.
-  if (role_ != wire::Role::kClient || retry_received_ || !peer_initial_scid_.empty() ||
-      state_ != ConnectionState::kHandshake || header.version != version_ ||
-      core_.retry_integrity == nullptr ||
+  if (role_ != wire::Role::kClient || !handshake_ || handshake_->retry_received ||
+      !handshake_->peer_initial_scid.empty() || state_ != ConnectionState::kHandshake ||
+      header.version != version_ || core_.retry_integrity == nullptr ||
       !core_.retry_integrity->verify(version_, original_dcid_, packet)) {
     ++stats_.packets_dropped;
     if (tracer_) {
@@ -562,10 +577,10 @@ void Connection::handle_retry(Instant now, const wire::ParsedHeader& header,
     }
     return;
   }
-  retry_received_ = true;
-  retry_scid_ = retry_scid;
-  initial_token_.assign(header.token.begin(), header.token.end());
-  initial_dcid_ = retry_scid;
+  handshake_->retry_received = true;
+  handshake_->retry_scid = retry_scid;
+  handshake_->initial_token.assign(header.token.begin(), header.token.end());
+  handshake_->initial_dcid = retry_scid;
   peer_cids_.set_initial(retry_scid);
   if (!keys_.install_initial_keys(retry_scid.span())) {
     finish(CloseReason::kTransportError);
@@ -601,8 +616,8 @@ void Connection::handle_version_negotiation(Instant now, std::span<const uint8_t
   // RFC 9000 §6.2: ignored once anything else came from the server, or if it
   // lists the version we use.
   // RFC 9368 §4: ignored when this attempt already reacts to one.
-  if (role_ != wire::Role::kClient || !peer_initial_scid_.empty() || retry_received_ ||
-      version_negotiated_from_ != 0) {
+  if (role_ != wire::Role::kClient || !handshake_ || !handshake_->peer_initial_scid.empty() ||
+      handshake_->retry_received || version_negotiated_from_ != 0) {
     return;
   }
   wire::VersionNegotiationPacket parsed;

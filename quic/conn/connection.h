@@ -33,6 +33,7 @@
 #include "quic/conn/connection_trace.h"
 #include "quic/conn/ecn_validator.h"
 #include "quic/conn/flow_control.h"
+#include "quic/conn/handshake_state.h"
 #include "quic/conn/id_index.h"
 #include "quic/conn/local_cids.h"
 #include "quic/conn/path_mtu.h"
@@ -254,6 +255,8 @@ class Connection final : private recovery::LossEvents, private crypto::ClientHel
   uint32_t version_negotiated_from() const { return version_negotiated_from_; }
   // The CID a client uses as the first DCID (for tests and logging).
   const wire::ConnectionId& original_dcid() const { return original_dcid_; }
+  // Whether the handshake-only state is still held (freed at confirmation).
+  bool holds_handshake_state() const { return handshake_ != nullptr; }
   size_t open_stream_count() const { return stream_count_; }
   // Flow-control and stream-count state, read-only (tests, monitoring).
   const ReceiveWindow& receive_window() const { return receive_window_; }
@@ -564,18 +567,14 @@ class Connection final : private recovery::LossEvents, private crypto::ClientHel
   bool new_token_pending_ = false;
   bool received_new_token_ = false;
   bool initial_discarded_ = false;
-  bool handshake_packet_received_ = false;
   std::string server_name_;
-  std::vector<uint8_t> initial_token_;  // client: token for its Initials
   wire::TransportParameters local_params_;
   wire::TransportParameters peer_params_;
 
   // Connection IDs.
-  wire::ConnectionId original_dcid_;      // client: first DCID; server: the client's
-  wire::ConnectionId initial_dcid_;       // client: DCID of the current Initial keys
-  wire::ConnectionId peer_initial_scid_;  // the SCID of the peer's first Initial
-  std::optional<wire::ConnectionId> retry_scid_;
-  bool retry_received_ = false;
+  wire::ConnectionId original_dcid_;  // client: first DCID; server: the client's
+  // Until the handshake is confirmed (handshake_state.h); null after.
+  std::unique_ptr<HandshakeState> handshake_;
   uint32_t version_after_negotiation_ = 0;
   uint32_t version_negotiated_from_ = 0;
   LocalConnectionIds local_cids_;
@@ -646,8 +645,7 @@ class Connection final : private recovery::LossEvents, private crypto::ClientHel
 
   // Timers and closing.
   Instant idle_deadline_ = kNever;
-  Instant last_received_ = 0;  // when a packet of the peer was last processed
-  Instant handshake_deadline_ = kNever;
+  Instant last_received_ = 0;        // when a packet of the peer was last processed
   Instant close_deadline_ = kNever;  // end of the closing or draining period
   Instant last_ack_eliciting_sent_ = 0;
   // Keep-alive: when the next PING is due (kNever: off or not yet
@@ -680,7 +678,6 @@ class Connection final : private recovery::LossEvents, private crypto::ClientHel
   uint64_t ecn_marked_in_frame_ = 0;
   bool close_event_pushed_ = false;
   Instant pacing_deadline_ = kNever;
-  wire::ConnectionId local_initial_cid_;  // our SCID in long headers
 
   ConnectionStats stats_;
   ConnectionTracer* tracer_ = nullptr;

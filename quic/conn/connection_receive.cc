@@ -9,7 +9,7 @@
 #include "quic/conn/connection.h"
 #include "quic/conn/connection_stream.h"
 #include "quic/conn/packet_unprotect.h"
-#include "quic/inline_step.h"
+#include "quic/hot_path.h"
 #include "quic/wire/coalesced.h"
 #include "quic/wire/frame_codec.h"
 #include "quic/wire/frame_validity.h"
@@ -51,8 +51,9 @@ DPQUIC_INLINE_STEP uint32_t Connection::count_received_on_path(Instant now,
   return *known;
 }
 
-void Connection::handle_datagram(Instant now, const PathAddresses& path, transmit::EcnCodepoint ecn,
-                                 std::span<uint8_t> datagram) {
+DPQUIC_HOT void Connection::handle_datagram(Instant now, const PathAddresses& path,
+                                            transmit::EcnCodepoint ecn,
+                                            std::span<uint8_t> datagram) {
   now_ = now;
   if (state_ == ConnectionState::kClosed || state_ == ConnectionState::kDraining) return;
   stats_.bytes_received += datagram.size();
@@ -102,7 +103,7 @@ void Connection::handle_datagram(Instant now, const PathAddresses& path, transmi
     if (followed && stats_.packets_received == received_before &&
         state_ != ConnectionState::kClosed) {
       version_ = original_version_;
-      if (!keys_.switch_initial_version(version_, initial_dcid_.span())) {
+      if (handshake_ && !keys_.switch_initial_version(version_, handshake_->initial_dcid.span())) {
         finish(CloseReason::kTransportError);
         return;
       }
@@ -120,8 +121,9 @@ void Connection::drop_unparsed(Instant now, size_t bytes) {
   }
 }
 
-void Connection::process_packet(Arrival& arrival, std::span<uint8_t> packet,
-                                const wire::ParsedHeader& header, std::span<uint8_t> datagram) {
+DPQUIC_HOT void Connection::process_packet(Arrival& arrival, std::span<uint8_t> packet,
+                                           const wire::ParsedHeader& header,
+                                           std::span<uint8_t> datagram) {
   const Instant now = arrival.now;
   uint32_t& path_id = arrival.path_id;
   // A server that switched versions (RFC 9368 §4) still reads the client's
@@ -190,8 +192,8 @@ DPQUIC_INLINE_STEP std::optional<PacketDropReason> Connection::precheck_packet(
     }
     // RFC 9000 §7.2: once a server Initial was processed, long-header packets
     // with another Source Connection ID are not from that server.
-    if (header.long_header && !peer_initial_scid_.empty() &&
-        header.source_connection_id() != peer_initial_scid_) {
+    if (header.long_header && handshake_ && !handshake_->peer_initial_scid.empty() &&
+        header.source_connection_id() != handshake_->peer_initial_scid) {
       return PacketDropReason::kUnexpectedSourceCid;
     }
   }
@@ -304,10 +306,10 @@ DPQUIC_INLINE_STEP void Connection::learn_from_packet(Instant now, uint32_t path
     keys_.discard_original_initial_read();
   }
   // First packet of the peer: a client learns the server's CID (§7.2).
-  if (role_ == wire::Role::kClient && header.type == PacketType::kInitial &&
-      peer_initial_scid_.empty()) {
-    peer_initial_scid_ = header.source_connection_id();
-    peer_cids_.set_initial(peer_initial_scid_);
+  if (role_ == wire::Role::kClient && header.type == PacketType::kInitial && handshake_ &&
+      handshake_->peer_initial_scid.empty()) {
+    handshake_->peer_initial_scid = header.source_connection_id();
+    peer_cids_.set_initial(handshake_->peer_initial_scid);
   }
   if (role_ == wire::Role::kServer && header.type == PacketType::kHandshake) {
     // RFC 9000 §8.1: a Handshake packet validates the client's address;
@@ -398,9 +400,9 @@ bool Connection::detect_stateless_reset(std::span<const uint8_t> datagram) {
   return peer_cids_.is_stateless_reset(datagram.last(16));
 }
 
-TransportError Connection::process_frames(const Arrival& arrival, PacketType type,
-                                          std::span<const uint8_t> payload, bool& ack_eliciting,
-                                          bool& probing_only) {
+DPQUIC_HOT TransportError Connection::process_frames(const Arrival& arrival, PacketType type,
+                                                     std::span<const uint8_t> payload,
+                                                     bool& ack_eliciting, bool& probing_only) {
   wire::FrameDecoder decoder(payload);
   wire::Frame frame;
   bool acked = false;
@@ -434,8 +436,8 @@ TransportError Connection::process_frames(const Arrival& arrival, PacketType typ
   return {};
 }
 
-TransportError Connection::on_frame(const Arrival& arrival, PacketType type,
-                                    const wire::Frame& frame) {
+DPQUIC_HOT TransportError Connection::on_frame(const Arrival& arrival, PacketType type,
+                                               const wire::Frame& frame) {
   const Instant now = arrival.now;
   const uint64_t frame_type = static_cast<uint64_t>(frame.type);
   switch (frame.type) {
@@ -649,7 +651,7 @@ TransportError Connection::stream_for_frame(uint64_t id, bool needs_send, bool n
   return {};
 }
 
-TransportError Connection::on_stream_frame(Instant, const wire::StreamFrame& frame) {
+DPQUIC_HOT TransportError Connection::on_stream_frame(Instant, const wire::StreamFrame& frame) {
   Stream* stream = nullptr;
   if (TransportError error = stream_for_frame(frame.stream_id, false, true, stream)) {
     error.frame_type = 0x08;

@@ -5,6 +5,7 @@
 
 #include "quic/conn/connection.h"
 #include "quic/conn/connection_stream.h"
+#include "quic/hot_path.h"
 
 namespace dpquic::conn {
 
@@ -166,13 +167,14 @@ void Connection::on_frame_lost(PacketNumberSpace space_id, const SentFrame& fram
 
 // --- Timers -------------------------------------------------------------------------------------
 
-Instant Connection::next_timeout() const {
+DPQUIC_HOT Instant Connection::next_timeout() const {
   if (state_ == ConnectionState::kClosed) return kNever;
   if (state_ == ConnectionState::kClosing || state_ == ConnectionState::kDraining) {
     return close_deadline_;
   }
   const Instant loss_timer = probes_unsent() ? kNever : loss_.timer();
-  Instant deadline = std::min({idle_deadline_, handshake_deadline_, loss_timer, pacing_deadline_,
+  const Instant handshake_deadline = handshake_ ? handshake_->deadline : kNever;
+  Instant deadline = std::min({idle_deadline_, handshake_deadline, loss_timer, pacing_deadline_,
                                paths_.next_deadline(), path_mtu_.next_deadline(),
                                keep_alive_pending_ ? kNever : keep_alive_deadline_});
   for (const Space& sp : spaces_) {
@@ -194,7 +196,7 @@ void Connection::handle_timeout(Instant now) {
     finish(CloseReason::kIdleTimeout);
     return;
   }
-  if (now >= handshake_deadline_ && !handshake_complete_) {
+  if (handshake_ && now >= handshake_->deadline && !handshake_complete_) {
     close_reason_ = CloseReason::kHandshakeTimeout;
     finish(CloseReason::kHandshakeTimeout);
     return;

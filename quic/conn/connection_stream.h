@@ -64,7 +64,7 @@ struct Connection::Stream {
   uint32_t slot = 0;
   RetainedStreamPart<SendStream> send;        // absent for a peer's uni stream
   RetainedStreamPart<ReceiveStream> receive;  // absent for our uni stream
-  bool in_control_queue = false;  // control_queue_: stream control frames owed
+  bool in_control_queue = false;              // control_queue_: stream control frames owed
   bool readable_event_pending = false;
   bool write_blocked = false;  // a send was refused: report kStreamWritable later
   bool reset_reported = false;

@@ -12,7 +12,7 @@
 
 #include "quic/conn/connection.h"
 #include "quic/conn/connection_stream.h"
-#include "quic/inline_step.h"
+#include "quic/hot_path.h"
 #include "quic/wire/frame_codec.h"
 
 namespace dpquic::conn {
@@ -250,6 +250,8 @@ DPQUIC_INLINE_STEP bool Connection::next_packet(const Burst& burst, EncryptionLe
     return false;
   }
 
+  // Long headers only during the handshake (their keys are gone after).
+  if (level != EncryptionLevel::kApplication && handshake_ == nullptr) return false;
   header.keys = keys;
   const std::optional<uint64_t> largest_acked = loss_.largest_acked(space_id);
   if (level == EncryptionLevel::kApplication) {
@@ -268,9 +270,9 @@ DPQUIC_INLINE_STEP bool Connection::next_packet(const Burst& burst, EncryptionLe
                   : level == EncryptionLevel::kEarlyData ? PacketType::kZeroRtt
                                                          : PacketType::kHandshake;
     fields.dcid = path_dcid(burst.path);  // the path's own CID (§9.5)
-    fields.scid = local_initial_cid_.span();
+    fields.scid = handshake_->local_initial_cid.span();
     if (level == EncryptionLevel::kInitial && role_ == wire::Role::kClient) {
-      fields.token = initial_token_;
+      fields.token = handshake_->initial_token;
     }
     fields.packet_number = sp.next_packet_number;
     fields.largest_acked = largest_acked;

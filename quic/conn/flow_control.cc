@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "quic/hot_path.h"
+
 namespace dpquic::conn {
 
 ReceiveWindow::ReceiveWindow(uint64_t initial_window, uint64_t max_window)
@@ -9,7 +11,7 @@ ReceiveWindow::ReceiveWindow(uint64_t initial_window, uint64_t max_window)
       max_window_(std::min(std::max(max_window, initial_window), kMaxFlowLimit)),
       limit_(window_) {}
 
-bool ReceiveWindow::on_received(uint64_t highest) {
+DPQUIC_HOT bool ReceiveWindow::on_received(uint64_t highest) {
   if (highest > limit_) return false;
   highest_received_ = std::max(highest_received_, highest);
   return true;

@@ -4,6 +4,8 @@
 #include <bit>
 #include <cstring>
 
+#include "quic/hot_path.h"
+
 namespace dpquic::conn {
 
 ReceiveBuffer::ReceiveBuffer(BlockPool& pool, size_t max_gaps)
@@ -111,8 +113,8 @@ uint64_t ReceiveBuffer::merge(uint64_t offset, uint64_t start, std::span<const u
   return merged.end;
 }
 
-ReceiveResult ReceiveBuffer::insert(uint64_t offset, std::span<const uint8_t> data,
-                                    uint64_t limit) {
+DPQUIC_HOT ReceiveResult ReceiveBuffer::insert(uint64_t offset, std::span<const uint8_t> data,
+                                               uint64_t limit) {
   const uint64_t length = data.size();
   // Written so it cannot overflow, whatever offset a peer sends.
   if (length > limit || offset > limit - length) return ReceiveResult::kExceedsLimit;

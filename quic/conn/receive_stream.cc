@@ -1,5 +1,7 @@
 #include "quic/conn/receive_stream.h"
 
+#include "quic/hot_path.h"
+
 namespace dpquic::conn {
 
 using wire::TransportErrorCode;
@@ -38,8 +40,9 @@ TransportError ReceiveStream::check_final_size(uint64_t end, bool fin, uint64_t 
   return {};
 }
 
-TransportError ReceiveStream::on_stream_frame(uint64_t offset, std::span<const uint8_t> data,
-                                              bool fin, uint64_t& newly_received) {
+DPQUIC_HOT TransportError ReceiveStream::on_stream_frame(uint64_t offset,
+                                                         std::span<const uint8_t> data, bool fin,
+                                                         uint64_t& newly_received) {
   newly_received = 0;
   const uint64_t length = data.size();
   // RFC 9000 §19.8: offset + length must fit in 62 bits; no limit can be

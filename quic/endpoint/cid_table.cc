@@ -5,6 +5,8 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "quic/hot_path.h"
+
 namespace dpquic::endpoint {
 namespace {
 
@@ -56,7 +58,7 @@ size_t slot_count_for(size_t capacity) {
 }  // namespace
 
 template <int kCompressionRounds, int kFinalizationRounds>
-uint64_t siphash(uint64_t k0, uint64_t k1, std::span<const uint8_t> data) {
+DPQUIC_HOT uint64_t siphash(uint64_t k0, uint64_t k1, std::span<const uint8_t> data) {
   SipState s{k0 ^ 0x736f6d6570736575ull, k1 ^ 0x646f72616e646f6dull, k0 ^ 0x6c7967656e657261ull,
              k1 ^ 0x7465646279746573ull};
   const size_t whole = data.size() & ~size_t{7};
@@ -98,8 +100,8 @@ uint64_t ConnectionIdTable::hash(std::span<const uint8_t> cid) const {
   return siphash<1, 3>(k0_, k1_, cid);
 }
 
-size_t ConnectionIdTable::locate(std::span<const uint8_t> cid, uint32_t key_hash,
-                                 size_t* probes) const {
+DPQUIC_HOT size_t ConnectionIdTable::locate(std::span<const uint8_t> cid, uint32_t key_hash,
+                                            size_t* probes) const {
   // Terminates: at most max_size() < capacity() slots are used.
   size_t index = key_hash & mask_;
   size_t count = 1;

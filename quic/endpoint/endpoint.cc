@@ -8,6 +8,7 @@
 
 #include "quic/endpoint/endpoint_slot.h"
 #include "quic/endpoint/stateless_packets.h"
+#include "quic/hot_path.h"
 #include "quic/wire/header.h"
 
 namespace dpquic::endpoint {
@@ -94,8 +95,8 @@ Endpoint::~Endpoint() {
 
 // --- Input -----------------------------------------------------------------------------------
 
-void Endpoint::handle_datagram(Instant now, const conn::PathAddresses& path,
-                               transmit::EcnCodepoint ecn, std::span<uint8_t> bytes) {
+DPQUIC_HOT void Endpoint::handle_datagram(Instant now, const conn::PathAddresses& path,
+                                          transmit::EcnCodepoint ecn, std::span<uint8_t> bytes) {
   ++stats_.datagrams_received;
   wire::ParsedHeader header;
   if (wire::parse_packet_header(bytes, cid_generator_.cid_length(), header) !=
@@ -286,7 +287,7 @@ std::optional<ConnectionHandle> Endpoint::take_slot() {
   return handle;
 }
 
-void Endpoint::after_call(ConnectionHandle handle) {
+DPQUIC_HOT void Endpoint::after_call(ConnectionHandle handle) {
   Slot& slot = *slots_[handle];
   Connection* c = slot.connection.get();
   if (c == nullptr) return;
@@ -310,7 +311,7 @@ void Endpoint::after_call(ConnectionHandle handle) {
   index_address(slot);
 }
 
-void Endpoint::index_address(Slot& slot) {
+DPQUIC_HOT void Endpoint::index_address(Slot& slot) {
   std::array<uint8_t, conn::SocketAddress::kEncodedMax> encoded;
   const size_t length = slot.connection->active_path().remote.encode(encoded);
   const wire::ConnectionId key(std::span<const uint8_t>(encoded.data(), length));

@@ -4,6 +4,7 @@
 #include <span>
 #include <stdexcept>
 
+#include "quic/hot_path.h"
 #include "quic/wire/frame_codec.h"
 
 namespace dpquic::recovery {
@@ -55,8 +56,8 @@ AckTracker::AckTracker(const AckTrackerConfig& config)
       ack_eliciting_threshold_(config.ack_eliciting_threshold),
       ack_delay_exponent_(config.ack_delay_exponent) {}
 
-bool AckTracker::on_packet_received(Instant now, uint64_t packet_number, bool ack_eliciting,
-                                    uint8_t ecn_codepoint) {
+DPQUIC_HOT bool AckTracker::on_packet_received(Instant now, uint64_t packet_number,
+                                               bool ack_eliciting, uint8_t ecn_codepoint) {
   if (!ranges_.insert(packet_number)) return true;
 
   switch (static_cast<EcnCodepoint>(ecn_codepoint & 3)) {

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "quic/hot_path.h"
+
 namespace dpquic::recovery {
 
 ReceivedRanges::ReceivedRanges(size_t capacity) : capacity_(capacity) {
@@ -19,7 +21,7 @@ size_t ReceivedRanges::lower_index(uint64_t packet_number) const {
   return index;
 }
 
-const wire::AckRange* ReceivedRanges::find(uint64_t packet_number) const {
+DPQUIC_HOT const wire::AckRange* ReceivedRanges::find(uint64_t packet_number) const {
   const size_t index = lower_index(packet_number);
   if (index < size_ && packet_number <= ranges_[index].largest) return &ranges_[index];
   return nullptr;
@@ -29,7 +31,7 @@ bool ReceivedRanges::contains(uint64_t packet_number) const {
   return find(packet_number) != nullptr;
 }
 
-bool ReceivedRanges::is_duplicate(uint64_t packet_number) const {
+DPQUIC_HOT bool ReceivedRanges::is_duplicate(uint64_t packet_number) const {
   if (packet_number < floor_) return true;
   if (size_ == 0 || packet_number > ranges_[0].largest) return false;
   const size_t index = lower_index(packet_number);
@@ -38,7 +40,7 @@ bool ReceivedRanges::is_duplicate(uint64_t packet_number) const {
   return index == size_ && size_ == capacity_ && packet_number + 1 < ranges_[size_ - 1].smallest;
 }
 
-bool ReceivedRanges::insert(uint64_t packet_number) {
+DPQUIC_HOT bool ReceivedRanges::insert(uint64_t packet_number) {
   if (packet_number < floor_) return false;
   if (size_ == 0) {
     ranges_[0] = {packet_number, packet_number};

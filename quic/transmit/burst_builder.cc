@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "quic/inline_step.h"
+#include "quic/hot_path.h"
 
 namespace dpquic::transmit {
 namespace {

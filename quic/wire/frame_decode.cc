@@ -1,6 +1,7 @@
 // Frame decoding (RFC 9000 §12.4, §19; RFC 9221 §4; draft-ietf-quic-ack-frequency).
 #include <cstring>
 
+#include "quic/hot_path.h"
 #include "quic/wire/connection_id.h"
 #include "quic/wire/frame_codec.h"
 
@@ -267,7 +268,7 @@ WireError decode_single_byte_type(ByteReader& reader, uint8_t type, Frame& frame
 
 }  // namespace
 
-WireError decode_frame(ByteReader& reader, Frame& frame) {
+DPQUIC_HOT WireError decode_frame(ByteReader& reader, Frame& frame) {
   if (reader.empty()) return kEncodingError;
   const uint8_t first = reader.rest()[0];
   // Fast path: a first byte below 0x40 is a whole one-byte type.

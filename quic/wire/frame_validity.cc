@@ -1,5 +1,7 @@
 #include "quic/wire/frame_validity.h"
 
+#include "quic/hot_path.h"
+
 namespace dpquic::wire {
 
 namespace {
@@ -64,7 +66,7 @@ WireError check_frame_allowed(FrameType type, PacketType packet) {
                                                            : WireError::kProtocolViolation;
 }
 
-WireError check_frame_allowed(FrameType type, PacketType packet, Role receiver) {
+DPQUIC_HOT WireError check_frame_allowed(FrameType type, PacketType packet, Role receiver) {
   if (receiver == Role::kServer &&
       (type == FrameType::kNewToken || type == FrameType::kHandshakeDone))
     return WireError::kProtocolViolation;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "quic/hot_path.h"
 #include "quic/wire/packet_number.h"
 
 namespace dpquic::wire {
@@ -117,8 +118,8 @@ std::optional<PacketType> long_header_packet_type(uint32_t version, uint8_t type
   return std::nullopt;
 }
 
-WireError parse_packet_header(std::span<const uint8_t> packet, size_t local_cid_length,
-                              ParsedHeader& out) {
+DPQUIC_HOT WireError parse_packet_header(std::span<const uint8_t> packet, size_t local_cid_length,
+                                         ParsedHeader& out) {
   out = ParsedHeader{};
   if (packet.empty()) return WireError::kDrop;
   out.first_byte = packet[0];
@@ -139,9 +140,10 @@ WireError header_protection_sample(std::span<const uint8_t> packet, const Parsed
   return WireError::kOk;
 }
 
-WireError decode_packet_number_fields(std::span<const uint8_t> packet, const ParsedHeader& header,
-                                      std::optional<uint64_t> largest_received,
-                                      PacketNumberFields& out) {
+DPQUIC_HOT WireError decode_packet_number_fields(std::span<const uint8_t> packet,
+                                                 const ParsedHeader& header,
+                                                 std::optional<uint64_t> largest_received,
+                                                 PacketNumberFields& out) {
   out = PacketNumberFields{};
   if (!header.has_packet_number() || packet.size() < header.packet_size ||
       header.packet_number_offset > header.packet_size) {

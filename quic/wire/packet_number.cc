@@ -1,5 +1,7 @@
 #include "quic/wire/packet_number.h"
 
+#include "quic/hot_path.h"
+
 namespace dpquic::wire {
 
 size_t packet_number_length(uint64_t full_pn, std::optional<uint64_t> largest_acked) {
@@ -14,8 +16,8 @@ size_t packet_number_length(uint64_t full_pn, std::optional<uint64_t> largest_ac
   return 0;
 }
 
-std::optional<uint64_t> decode_packet_number(std::optional<uint64_t> largest_pn,
-                                             uint64_t truncated_pn, size_t length) {
+DPQUIC_HOT std::optional<uint64_t> decode_packet_number(std::optional<uint64_t> largest_pn,
+                                                        uint64_t truncated_pn, size_t length) {
   if (length < 1 || length > 4) return std::nullopt;
   const uint64_t window = uint64_t{1} << (8 * length);
   if (truncated_pn >= window) return std::nullopt;

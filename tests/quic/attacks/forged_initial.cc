@@ -4,6 +4,7 @@
 
 #include "crypto/aead_burst.h"
 #include "crypto/header_protection.h"
+#include "quic/conn/packet_unprotect.h"
 #include "quic/wire/frame_codec.h"
 #include "quic/wire/header.h"
 #include "quic/wire/transport_params.h"
@@ -99,28 +100,18 @@ void open_server_initials(const crypto::MbManager& mb, crypto::ConnectionKeys& k
     rest = rest.subspan(header.packet_size);
     if (!header.long_header || header.type != wire::PacketType::kInitial) continue;
     const crypto::HeaderProtectionKey* hp = keys.read_header_protection(EncryptionLevel::kInitial);
-    std::span<const uint8_t> sample;
-    crypto::HeaderProtectionMask mask;
     ASSERT_NE(hp, nullptr);
-    ASSERT_EQ(wire::header_protection_sample(packet, header, sample), wire::WireError::kOk);
-    ASSERT_TRUE(crypto::compute_mask(mb, *hp, sample.data(), mask));
-    ASSERT_NE(crypto::remove_header_protection(packet, header.packet_number_offset, mask), 0u);
     wire::PacketNumberFields pn;
-    ASSERT_EQ(wire::decode_packet_number_fields(packet, header, std::nullopt, pn),
+    ASSERT_EQ(conn::remove_packet_header_protection(mb, *hp, packet, header, std::nullopt, pn),
               wire::WireError::kOk);
     const auto selection =
         keys.select_read_key(EncryptionLevel::kInitial, false, pn.packet_number, 0);
     ASSERT_NE(selection.key, nullptr);
-    std::span<uint8_t> body = packet.subspan(pn.payload_offset, pn.payload_size);
-    crypto::OpenOp op;
-    op.key = selection.key;
-    op.packet_number = pn.packet_number;
-    op.header = packet.first(pn.payload_offset);
-    op.ciphertext = body;
-    op.out = body.first(body.size() - crypto::kAeadTagLength);
-    ASSERT_EQ(crypto::open(mb, op), crypto::PacketStatus::kOk);
+    std::span<const uint8_t> frames;
+    ASSERT_EQ(conn::open_packet_payload(mb, *selection.key, packet, pn, frames),
+              crypto::PacketStatus::kOk);
     ++contents.packets;
-    wire::FrameDecoder decoder(op.out);
+    wire::FrameDecoder decoder(frames);
     wire::Frame frame;
     while (!decoder.done() && decoder.next(frame) == wire::WireError::kOk) {
       if (frame.type == wire::FrameType::kConnectionCloseTransport && !contents.close_error) {

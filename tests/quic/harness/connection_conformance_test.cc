@@ -17,6 +17,7 @@
 #include "crypto/aead_burst.h"
 #include "crypto/connection_keys.h"
 #include "crypto/header_protection.h"
+#include "quic/conn/packet_unprotect.h"
 #include "quic/transmit/burst_builder.h"
 #include "quic/transmit/packet_sealer.h"
 #include "quic/wire/frame_codec.h"
@@ -144,31 +145,24 @@ class Opener {
       std::span<uint8_t> packet = rest.first(header.packet_size);
       rest = rest.subspan(header.packet_size);
       if (header.long_header) continue;
-      std::span<const uint8_t> sample;
-      if (wire::header_protection_sample(packet, header, sample) != wire::WireError::kOk) break;
-      crypto::HeaderProtectionMask mask;
       const auto* hp = keys_.read_header_protection(EncryptionLevel::kApplication);
-      if (hp == nullptr || !crypto::compute_mask(mb_, *hp, sample.data(), mask)) break;
-      crypto::remove_header_protection(packet, header.packet_number_offset, mask);
       wire::PacketNumberFields fields;
-      if (wire::decode_packet_number_fields(packet, header, largest_, fields) ==
-          wire::WireError::kDrop) {
+      if (hp == nullptr ||
+          conn::remove_packet_header_protection(mb_, *hp, packet, header, largest_, fields) ==
+              wire::WireError::kDrop) {
         break;
       }
       const auto selection = keys_.select_read_key(EncryptionLevel::kApplication, fields.key_phase,
                                                    fields.packet_number, 0);
-      if (selection.key == nullptr) break;
-      std::span<uint8_t> body = packet.subspan(fields.payload_offset, fields.payload_size);
-      crypto::OpenOp op;
-      op.key = selection.key;
-      op.packet_number = fields.packet_number;
-      op.header = packet.first(fields.payload_offset);
-      op.ciphertext = body;
-      op.out = body.first(body.size() - crypto::kAeadTagLength);
-      if (crypto::open(mb_, op) != crypto::PacketStatus::kOk) break;
+      std::span<const uint8_t> frames;
+      if (selection.key == nullptr ||
+          conn::open_packet_payload(mb_, *selection.key, packet, fields, frames) !=
+              crypto::PacketStatus::kOk) {
+        break;
+      }
       if (!largest_ || fields.packet_number > *largest_) largest_ = fields.packet_number;
       if (packet_number != nullptr) *packet_number = fields.packet_number;
-      wire::FrameDecoder decoder(op.out);
+      wire::FrameDecoder decoder(frames);
       wire::Frame frame;
       while (!decoder.done() && decoder.next(frame) == wire::WireError::kOk) {
         types.push_back(frame.type);
