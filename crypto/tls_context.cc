@@ -2,6 +2,8 @@
 
 #include <fcntl.h>
 #include <openssl/bytestring.h>
+#include <openssl/cipher.h>
+#include <openssl/digest.h>
 #include <openssl/err.h>
 #include <openssl/hmac.h>
 #include <openssl/mem.h>
@@ -59,30 +61,6 @@ bool first_psk_identity(const uint8_t* extension, size_t length, CBS* identity) 
 }
 
 }  // namespace
-
-TicketKeys random_ticket_keys() {
-  TicketKeys keys;
-  RAND_bytes(keys.data(), keys.size());
-  return keys;
-}
-
-bool ticket_authentic(std::span<const uint8_t> ticket, const TicketKeys& keys) {
-  constexpr size_t kNameLength = 16;
-  constexpr size_t kIvLength = 16;
-  constexpr size_t kHmacKeyLength = 16;
-  constexpr size_t kMacLength = SHA256_DIGEST_LENGTH;
-  if (ticket.size() <= kNameLength + kIvLength + kMacLength) return false;
-  if (CRYPTO_memcmp(ticket.data(), keys.data(), kNameLength) != 0) return false;
-  const size_t covered = ticket.size() - kMacLength;
-  uint8_t mac[EVP_MAX_MD_SIZE];
-  unsigned mac_length = 0;
-  if (HMAC(EVP_sha256(), keys.data() + kNameLength, kHmacKeyLength, ticket.data(), covered, mac,
-           &mac_length) == nullptr ||
-      mac_length != kMacLength) {
-    return false;
-  }
-  return CRYPTO_memcmp(mac, ticket.data() + covered, kMacLength) == 0;
-}
 
 // --- EarlyDataReplayFilter --------------------------------------------------
 
@@ -192,33 +170,73 @@ void TlsContext::configure_server(const TlsServerConfig& config) {
   SSL_CTX* ctx = ctx_.get();
   if (config.certificate == nullptr)
     throw_configuration_error("TLS server", "no certificate configured");
-  const CertificateChain& chain = *config.certificate;
-  if (SSL_CTX_use_certificate(ctx, chain.leaf()) != 1 ||
-      SSL_CTX_use_PrivateKey(ctx, chain.private_key()) != 1) {
-    throw_configuration_error("TLS server", "cannot use certificate: " + last_ssl_error());
-  }
-  for (size_t i = 1; i < chain.chain().size(); ++i) {
-    if (SSL_CTX_add1_chain_cert(ctx, chain.chain()[i].get()) != 1) {
-      throw_configuration_error("TLS server",
-                                "cannot add intermediate certificate: " + last_ssl_error());
-    }
-  }
-  if (SSL_CTX_check_private_key(ctx) != 1) {
-    throw_configuration_error("TLS server",
-                              "private key does not match certificate: " + last_ssl_error());
-  }
+  const std::string problem = use_certificate(*config.certificate);
+  if (!problem.empty()) throw_configuration_error("TLS server", problem);
   SSL_CTX_set_alpn_select_cb(ctx, select_alpn, this);
 
   // Stateless tickets only: no internal session-ID cache to grow.
   SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_SERVER | SSL_SESS_CACHE_NO_INTERNAL);
   SSL_CTX_set_session_psk_dhe_timeout(ctx, config.ticket_lifetime_seconds);
-  ticket_keys_ = config.ticket_keys.value_or(random_ticket_keys());
-  if (SSL_CTX_set_tlsext_ticket_keys(ctx, ticket_keys_.data(), ticket_keys_.size()) != 1) {
-    throw_configuration_error("TLS server", "cannot set ticket keys: " + last_ssl_error());
-  }
+  configure_ticket_keys(config.ticket_keys);
   if (config.early_data_enabled) replay_filter_.emplace(config.replay_filter_capacity);
   // Always: sessions may hook the ClientHello (TlsSession::ClientHelloHook).
   SSL_CTX_set_select_certificate_cb(ctx, on_client_hello);
+}
+
+std::string TlsContext::use_certificate(const CertificateChain& chain) {
+  SSL_CTX* ctx = ctx_.get();
+  if (SSL_CTX_use_certificate(ctx, chain.leaf()) != 1 ||
+      SSL_CTX_use_PrivateKey(ctx, chain.private_key()) != 1) {
+    return "cannot use certificate: " + last_ssl_error();
+  }
+  SSL_CTX_clear_chain_certs(ctx);
+  for (size_t i = 1; i < chain.chain().size(); ++i) {
+    if (SSL_CTX_add1_chain_cert(ctx, chain.chain()[i].get()) != 1) {
+      return "cannot add intermediate certificate: " + last_ssl_error();
+    }
+  }
+  if (SSL_CTX_check_private_key(ctx) != 1) {
+    return "private key does not match certificate: " + last_ssl_error();
+  }
+  return {};
+}
+
+bool TlsContext::replace_server_credentials(const CertificateChain& chain,
+                                            const std::vector<TicketKey>& ticket_keys) {
+  if (role_ != wire::Role::kServer || !ticket_keys_problem(ticket_keys).empty()) return false;
+  // Checked on a scratch context first, so a bad chain leaves this one as it
+  // was. Its constructor throws only when BoringSSL cannot allocate.
+  try {
+    TlsContext scratch(wire::Role::kServer, true);
+    if (!scratch.use_certificate(chain).empty()) return false;
+  } catch (const std::exception&) {
+    return false;
+  }
+  if (!use_certificate(chain).empty()) return false;
+  if (!ticket_keys.empty()) ticket_keys_ = ticket_keys;
+  return true;
+}
+
+std::string TlsContext::ticket_keys_problem(const std::vector<TicketKey>& keys) {
+  if (keys.size() > kMaxTicketKeys) {
+    return std::to_string(keys.size()) + " session-ticket keys; at most " +
+           std::to_string(kMaxTicketKeys);
+  }
+  for (size_t i = 0; i < keys.size(); ++i) {
+    const size_t hmac = keys[i].hmac_key.size(), aes = keys[i].aes_key.size();
+    if ((hmac != 16 && hmac != 32) || (aes != 16 && aes != 32)) {
+      return "session-ticket key " + std::to_string(i) +
+             ": HMAC and AES keys must be 16 or 32 bytes";
+    }
+  }
+  return {};
+}
+
+void TlsContext::configure_ticket_keys(const std::vector<TicketKey>& keys) {
+  const std::string problem = ticket_keys_problem(keys);
+  if (!problem.empty()) throw_configuration_error("TLS server", problem);
+  ticket_keys_ = keys.empty() ? std::vector<TicketKey>{random_ticket_key()} : keys;
+  SSL_CTX_set_tlsext_ticket_key_cb(ctx_.get(), on_ticket_key);
 }
 
 void TlsContext::configure_client(const TlsClientConfig& config) {
@@ -361,6 +379,36 @@ int TlsContext::on_new_session(SSL* ssl, SSL_SESSION* session) {
   cached.peer_transport_parameters.assign(params, params + params_length);
   context->store_session(*key, std::move(cached));
   return 1;
+}
+
+// BoringSSL's ticket-key callback: `encrypt` 1 picks the first key and a
+// fresh IV; 0 looks the key up by name. Returns 1 (or 2: renew under the
+// first key) with both contexts initialised, 0 for an unknown name (a full
+// handshake), -1 on error.
+int TlsContext::on_ticket_key(SSL* ssl, uint8_t* key_name, uint8_t* iv, EVP_CIPHER_CTX* cipher_ctx,
+                              HMAC_CTX* hmac_ctx, int encrypt) {
+  const TlsContext* context = from_ssl_ctx(SSL_get_SSL_CTX(ssl));
+  if (context == nullptr || context->ticket_keys_.empty()) return -1;
+  const std::vector<TicketKey>& keys = context->ticket_keys_;
+  size_t index = 0;
+  if (encrypt != 1) {
+    while (index < keys.size() &&
+           CRYPTO_memcmp(key_name, keys[index].name.data(), SSL_TICKET_KEY_NAME_LEN) != 0) {
+      ++index;
+    }
+    if (index == keys.size()) return 0;
+  }
+  const TicketKey& key = keys[index];
+  const EVP_CIPHER* cipher = key.aes_key.size() == 32 ? EVP_aes_256_cbc() : EVP_aes_128_cbc();
+  if (encrypt == 1) {
+    std::memcpy(key_name, key.name.data(), SSL_TICKET_KEY_NAME_LEN);
+    if (RAND_bytes(iv, EVP_CIPHER_iv_length(cipher)) != 1) return -1;
+  }
+  const bool ready =
+      EVP_CipherInit_ex(cipher_ctx, cipher, nullptr, key.aes_key.data(), iv, encrypt == 1) == 1 &&
+      HMAC_Init_ex(hmac_ctx, key.hmac_key.data(), key.hmac_key.size(), EVP_sha256(), nullptr) == 1;
+  if (!ready) return -1;
+  return encrypt == 1 || index == 0 ? 1 : 2;
 }
 
 void TlsContext::on_keylog_line(const SSL* ssl, const char* line) {

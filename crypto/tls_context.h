@@ -20,10 +20,12 @@
 //    identity was already seen within the freshness window (120 s: 60 s skew
 //    either way) is resumed without 0-RTT. When the record is full, 0-RTT is
 //    refused rather than risked. Only tickets this context issued are
-//    recorded (their HMAC is checked first, ticket_authentic), so made-up
-//    identities cannot fill the record and turn 0-RTT off for everyone. The record is per context,
-//    so with one context per core a replay steered to another core is only bounded by the freshness
-//    window; application data in 0-RTT must be idempotent.
+//    recorded (their HMAC under one of the context's ticket keys is checked
+//    first, ticket_authentic), so made-up identities cannot fill the record
+//    and turn 0-RTT off for everyone. The record is per context, so with one
+//    context per core, or hosts sharing ticket keys, a replay steered to
+//    another core or host is only bounded by the freshness window;
+//    application data in 0-RTT must be idempotent.
 //  - The amount of early data is not a TLS limit in QUIC (max_early_data_size
 //    is always 0xffffffff, RFC 9001 §4.6.1); it is bounded by the transport
 //    parameters (initial_max_data etc.), which the connection enforces.
@@ -33,7 +35,6 @@
 
 #include <openssl/ssl.h>
 
-#include <array>
 #include <cstdint>
 #include <cstdio>
 #include <memory>
@@ -45,6 +46,7 @@
 #include <vector>
 
 #include "crypto/certificates.h"
+#include "crypto/ticket_keys.h"
 #include "quic/wire/role.h"
 
 namespace dpquic::crypto {
@@ -60,17 +62,6 @@ enum class PeerVerification : uint8_t {
   kInsecureNoVerify,
 };
 
-// Session ticket encryption keys (16 B name, 16 B HMAC key, 16 B AES key).
-// Per-core server contexts must share them or a ticket minted on one core
-// cannot be resumed on another.
-using TicketKeys = std::array<uint8_t, 48>;
-TicketKeys random_ticket_keys();
-// True if `ticket` was issued under `keys`: BoringSSL's ticket layout for
-// keys set with SSL_CTX_set_tlsext_ticket_keys is key name (16 B), IV
-// (16 B), AES-128-CBC ciphertext, then HMAC-SHA256 (32 B) under the HMAC key
-// of everything before it. Checks the name and the HMAC (constant time).
-bool ticket_authentic(std::span<const uint8_t> ticket, const TicketKeys& keys);
-
 struct TlsServerConfig {
   // Required. The SSL_CTX takes its own references; the chain need not
   // outlive the context.
@@ -81,8 +72,12 @@ struct TlsServerConfig {
   bool early_data_enabled = true;
   // TLS 1.3 ticket (PSK) lifetime; BoringSSL's default is two days.
   uint32_t ticket_lifetime_seconds = 24 * 60 * 60;
-  // Unset: random keys for this context (random_ticket_keys()).
-  std::optional<TicketKeys> ticket_keys;
+  // Session-ticket keys (at most kMaxTicketKeys): the first encrypts new
+  // tickets, every one decrypts; a ticket under a later key resumes and is
+  // replaced by one under the first. Per-core contexts, and hosts that
+  // resume each other's tickets, must share them. Empty: one random key for
+  // this context alone.
+  std::vector<TicketKey> ticket_keys;
   // Single-use record of 0-RTT PSK identities (rounded up to a power of 2).
   size_t replay_filter_capacity = 4096;
   // Key exchange groups in BoringSSL's curves-list syntax ("X25519:P-256");
@@ -163,6 +158,14 @@ class TlsContext {
   bool verify_peer() const { return verify_peer_; }
   // Server with 0-RTT: PSK identities in the single-use record now.
   size_t replay_records() const;
+  // Server: the certificate chain and key for handshakes that start from
+  // now on (a session copies them when it is made, so handshakes under way
+  // keep theirs), and the ticket keys, unless `ticket_keys` is empty. On
+  // the thread that uses the context. False, with the context unchanged,
+  // when the key does not match the certificate or a ticket key is
+  // malformed; check the chain with create_server first to avoid that.
+  bool replace_server_credentials(const CertificateChain& chain,
+                                  const std::vector<TicketKey>& ticket_keys);
 
   // Client session cache. take_session removes the entry: RFC 8446 §C.4,
   // clients should not reuse a ticket; the new connection stores a fresh one.
@@ -186,12 +189,19 @@ class TlsContext {
   void configure_common(const std::vector<std::string>& alpn, bool early_data,
                         const std::string& groups, const std::string& keylog_file);
   void configure_server(const TlsServerConfig& config);
+  void configure_ticket_keys(const std::vector<TicketKey>& keys);
+  // Empty when `keys` are usable, else why not.
+  static std::string ticket_keys_problem(const std::vector<TicketKey>& keys);
+  // Installs `chain` in ctx_; empty on success, else why it failed.
+  std::string use_certificate(const CertificateChain& chain);
   void configure_client(const TlsClientConfig& config);
 
   static int select_alpn(SSL* ssl, const uint8_t** out, uint8_t* out_length, const uint8_t* in,
                          unsigned in_length, void* arg);
   static enum ssl_select_cert_result_t on_client_hello(const SSL_CLIENT_HELLO* client_hello);
   static int on_new_session(SSL* ssl, SSL_SESSION* session);
+  static int on_ticket_key(SSL* ssl, uint8_t* key_name, uint8_t* iv, EVP_CIPHER_CTX* cipher_ctx,
+                           HMAC_CTX* hmac_ctx, int encrypt);
   static void on_keylog_line(const SSL* ssl, const char* line);
 
   wire::Role role_;
@@ -201,7 +211,7 @@ class TlsContext {
   bool verify_peer_ = false;
   std::FILE* keylog_ = nullptr;
   std::optional<EarlyDataReplayFilter> replay_filter_;
-  TicketKeys ticket_keys_{};  // server: the keys tickets are issued under
+  std::vector<TicketKey> ticket_keys_;  // server: the first issues tickets
 
   struct CacheEntry {
     CachedSession cached;

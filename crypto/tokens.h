@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <vector>
 
 #include "crypto/mb_manager.h"
 #include "crypto/packet_keys.h"
@@ -39,8 +40,12 @@ class StatelessResetTokens {
   // Not thread-safe: one instance per core (it reuses one HMAC state).
   StatelessResetToken token_for(const wire::ConnectionId& cid) const;
 
+  // Replaces the key (a rotated host secret). False, with the key
+  // unchanged, unless `static_key` is 32 to 64 bytes.
+  bool rekey(std::span<const uint8_t> static_key);
+
  private:
-  // Keyed once; cleansed by BoringSSL when freed.
+  // Keyed at construction and by rekey(); cleansed by BoringSSL when freed.
   mutable bssl::ScopedHMAC_CTX hmac_;
 };
 
@@ -76,11 +81,18 @@ inline constexpr size_t kMaxAddressTokenLength = 1 + kAeadIvLength + 8 + 1 +
                                                  kMaxTokenAddressLength + 1 +
                                                  wire::kMaxConnectionIdLength + kAeadTagLength;
 
+// Keys a server still accepts tokens under after rotating to a new one.
+inline constexpr size_t kMaxPreviousTokenKeys = 3;
+
 class AddressTokens {
  public:
-  // `key` is 16 secret bytes (AES-128). Throws std::invalid_argument
-  // otherwise (configuration time only).
+  // `key` is 16 secret bytes (AES-128): every token is issued under it.
+  // Tokens issued under one of `previous_keys` (16 bytes each, at most
+  // kMaxPreviousTokenKeys) still validate until they expire, so the key can
+  // rotate across a fleet without turning away clients holding NEW_TOKEN
+  // tokens. Throws std::invalid_argument otherwise (configuration time only).
   AddressTokens(const MbManager& mb, std::span<const uint8_t> key,
+                std::span<const std::vector<uint8_t>> previous_keys = {},
                 AddressTokenLifetimes lifetimes = {});
 
   // Writes a token to `out` and returns its length, or 0 if the address is
@@ -90,15 +102,29 @@ class AddressTokens {
 
   // Checks a token received from `client_address` at `now`. `expected_type`
   // empty accepts either type (the server learns which from `out.type`).
-  // `out` is only filled in when the result is kValid.
+  // `out` is only filled in when the result is kValid. Tries the current
+  // key, then each previous one: at most 1 + kMaxPreviousTokenKeys AEAD
+  // opens per token, the CPU a forged token can cost.
   TokenValidation validate(std::span<const uint8_t> token,
                            std::optional<AddressTokenType> expected_type,
                            std::span<const uint8_t> client_address, uint64_t now,
                            ValidatedToken& out) const;
 
+  // Replaces the current and previous keys (a rotated host secret), with the
+  // constructor's rules. False, with the keys unchanged, if they break them.
+  bool rekey(std::span<const uint8_t> key, std::span<const std::vector<uint8_t>> previous_keys);
+
+  // The type a token claims in its clear first byte, before validate() has
+  // authenticated it; nullopt for an unknown format or type. For choosing
+  // what to validate against (the type is authenticated data: a token whose
+  // byte was changed fails validate() with kInvalid).
+  static std::optional<AddressTokenType> claimed_type(std::span<const uint8_t> token);
+
  private:
   const MbManager& mb_;
-  AeadKey key_;
+  // keys_[0] issues; keys_[0..key_count_) validate, newest first.
+  std::array<AeadKey, 1 + kMaxPreviousTokenKeys> keys_;
+  size_t key_count_ = 0;
   AddressTokenLifetimes lifetimes_;
 };
 

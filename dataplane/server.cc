@@ -1,6 +1,5 @@
 #include "dataplane/server.h"
 
-#include <openssl/rand.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -17,6 +16,8 @@
 #include "dataplane/app/h3_server.h"
 #include "dataplane/app/perf_server.h"
 #include "dataplane/dpdk/eal.h"
+#include "dataplane/metrics/prometheus_text.h"
+#include "dataplane/server_keys.h"
 #include "dataplane/shard/on_cpu.h"
 #include "dataplane/udp/socket_address_conv.h"
 
@@ -45,12 +46,6 @@ struct Server::ShardApps {
 };
 
 namespace {
-
-std::vector<uint8_t> random_key(size_t length) {
-  std::vector<uint8_t> key(length);
-  RAND_bytes(key.data(), key.size());
-  return key;
-}
 
 void require_directory(const std::string& path, const char* flag) {
   struct stat st;
@@ -124,11 +119,11 @@ Server::Server(const ServerOptions& options) : options_(options) {
     });
   }
   if (options_.certificate_file.empty()) {
-    certificate_ = std::make_unique<crypto::CertificateChain>(
+    certificate_ = std::make_shared<const crypto::CertificateChain>(
         crypto::CertificateChain::generate_self_signed("localhost"));
     certificate_generated_ = true;
   } else {
-    certificate_ = std::make_unique<crypto::CertificateChain>(
+    certificate_ = std::make_shared<const crypto::CertificateChain>(
         crypto::CertificateChain::load_pem_files(options_.certificate_file, options_.key_file));
   }
 
@@ -141,11 +136,13 @@ Server::Server(const ServerOptions& options) : options_(options) {
   if (!dpdk) {
     for (const conn::SocketAddress& address : options_.listen) require_free_port(address);
   }
+  if (options_.metrics) metrics_ = std::make_unique<MetricsHttpServer>(*options_.metrics);
 
+  ServerKeys keys = load_server_keys(options_);
   crypto::TlsServerConfig tls;
   tls.certificate = certificate_.get();
   tls.alpn_protocols = {"h3", "perf"};
-  tls.ticket_keys = crypto::random_ticket_keys();
+  tls.ticket_keys = std::move(keys.ticket_keys);
   if (const char* keylog = std::getenv("SSLKEYLOGFILE")) tls.keylog_file = keylog;
 
   endpoint::EndpointConfig endpoint;
@@ -157,8 +154,11 @@ Server::Server(const ServerOptions& options) : options_(options) {
   endpoint.connection.max_datagram_size = options_.max_udp_payload;
   endpoint.retry.mode = options_.retry;
   endpoint.max_half_open_per_prefix = options_.max_half_open_per_address;
-  endpoint.stateless_reset_key = random_key(32);
-  endpoint.address_token_key = random_key(16);
+  endpoint.cid_layout.server_id = options_.server_id;
+  endpoint.stateless_reset_key = std::move(keys.stateless_reset_key);
+  endpoint.address_token_key = std::move(keys.address_token_key);
+  endpoint.previous_address_token_keys = std::move(keys.previous_address_token_keys);
+  endpoint.token_clock_offset = token_clock_offset();
   endpoint.tracer_factory = qlog_.get();
   if (dpdk) {
     build_dpdk_shards(endpoint, tls);
@@ -168,6 +168,7 @@ Server::Server(const ServerOptions& options) : options_(options) {
         options_.cores != 0 ? options_.cores : static_cast<size_t>(std::max(1L, online));
     build_udp_shards(endpoint, tls, cores, (options_.max_connections + cores - 1) / cores);
   }
+  if (metrics_) metrics_->start([this] { return metrics_text(); });
 }
 
 void Server::add_apps(endpoint::Endpoint& endpoint, size_t per_shard) {
@@ -206,6 +207,7 @@ void Server::build_udp_shards(const endpoint::EndpointConfig& base,
     });
     shards_.back()->set_application(&apps_.back()->router);
     counters_.push_back(&shards_.back()->counters());
+    cores_.push_back(&shards_.back()->core());
   }
   std::vector<Shard*> peers;
   for (auto& shard : shards_) peers.push_back(shard.get());
@@ -256,10 +258,12 @@ void Server::build_dpdk_shards(const endpoint::EndpointConfig& base,
     dpdk_->run_on_worker(i, [&] { add_apps(shard.endpoint(), endpoint.max_connections); });
     shard.set_application(&apps_.back()->router);
     counters_.push_back(&shard.counters());
+    cores_.push_back(&shard.core());
   }
 }
 
 Server::~Server() {
+  metrics_.reset();
   if (dpdk_) dpdk_->join();
   // Connections hold chunks from the applications' pools: drop them first.
   for (endpoint::Endpoint* endpoint : endpoints_) endpoint->reset_connections();
@@ -291,10 +295,14 @@ std::string Server::banner() const {
             (options_.gso ? "on" : "off") + ", " +
             (options_.poll == PollMode::kBusy ? "busy poll" : "epoll") + ")\n";
   }
+  if (metrics_) {
+    text += "dataplane: metrics on http://" + format_address(metrics_->address()) + "/metrics\n";
+  }
   text +=
       std::string("dataplane: certificate ") +
       (certificate_generated_ ? "self-signed (generated at start)" : options_.certificate_file) +
       ", SHA-256 fingerprint " + certificate_->sha256_fingerprint() + "\n";
+  text += describe_server_keys(options_);
   if (!options_.root.empty()) text += "dataplane: serving files under " + options_.root + "\n";
   text += "dataplane: open files limit " + std::to_string(descriptors_);
   if (descriptors_ != descriptors_at_start_) {
@@ -317,6 +325,15 @@ CounterSnapshot Server::totals() const {
   return snapshot;
 }
 
+std::string Server::metrics_text() const {
+  std::vector<ShardMetrics> shards(counters_.size());
+  for (size_t i = 0; i < counters_.size(); ++i) {
+    shards[i].counters.add(*counters_[i]);
+    shards[i].handshake_time.add(counters_[i]->handshake_time);
+  }
+  return format_prometheus_text(shards);
+}
+
 std::string Server::totals_line() const {
   const CounterSnapshot t = totals();
   char line[512];
@@ -324,14 +341,15 @@ std::string Server::totals_line() const {
       line, sizeof(line),
       "dataplane: totals: handshakes=%llu retries=%llu version_negotiations=%llu "
       "refused=%llu packets_in=%llu packets_out=%llu bytes_in=%llu bytes_out=%llu "
-      "drops=%llu steered=%llu gso_fallbacks=%llu half_open_dropped=%llu\n",
+      "drops=%llu steered=%llu gso_fallbacks=%llu half_open_dropped=%llu stateless_resets=%llu\n",
       static_cast<unsigned long long>(t.handshakes), static_cast<unsigned long long>(t.retries),
       static_cast<unsigned long long>(t.version_negotiations),
       static_cast<unsigned long long>(t.refused), static_cast<unsigned long long>(t.datagrams_in),
       static_cast<unsigned long long>(t.datagrams_out), static_cast<unsigned long long>(t.bytes_in),
       static_cast<unsigned long long>(t.bytes_out), static_cast<unsigned long long>(t.drops),
       static_cast<unsigned long long>(t.steered), static_cast<unsigned long long>(t.gso_fallbacks),
-      static_cast<unsigned long long>(t.half_open_dropped));
+      static_cast<unsigned long long>(t.half_open_dropped),
+      static_cast<unsigned long long>(t.stateless_resets));
   return line;
 }
 
@@ -390,6 +408,7 @@ void Server::run() {
   sigemptyset(&signals);
   sigaddset(&signals, SIGINT);
   sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGHUP);
   CounterSnapshot previous = totals();
   Instant last = monotonic_now();
   const Duration stats_interval = static_cast<Duration>(options_.stats_seconds) * kSecond;
@@ -398,6 +417,7 @@ void Server::run() {
     timespec timeout{0, 100 * 1000 * 1000};
     const int signal = sigtimedwait(&signals, nullptr, &timeout);
     if (signal == SIGINT || signal == SIGTERM) advance_phase();
+    if (signal == SIGHUP) reload();
     const Instant now = monotonic_now();
     if (stats_interval != 0 && now - last >= stats_interval) {
       const CounterSnapshot current = totals();

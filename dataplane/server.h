@@ -15,6 +15,7 @@
 #include "crypto/certificates.h"
 #include "crypto/tls_context.h"
 #include "dataplane/dpdk/dpdk_runtime.h"
+#include "dataplane/metrics/metrics_http.h"
 #include "dataplane/qlog/qlog_writer.h"
 #include "dataplane/server_options.h"
 #include "dataplane/shard/shard.h"
@@ -30,8 +31,8 @@ class Server {
   ~Server();
 
   // Serves until SIGINT/SIGTERM (which the caller must have blocked in
-  // every thread), printing a stats line every options.stats_seconds. The
-  // first signal starts a graceful stop (dataplane/shard/run_phase.h, at
+  // every thread, with SIGHUP, which reloads credentials), printing a stats line every
+  // options.stats_seconds. The first signal starts a graceful stop (dataplane/shard/run_phase.h, at
   // most options.drain_timeout_seconds), a second one stops at once.
   // Returns once every shard has closed its connections and stopped.
   void run();
@@ -42,6 +43,9 @@ class Server {
   CounterSnapshot totals() const;
   // One line of totals since start, printed at exit (tests read it).
   std::string totals_line() const;
+  // Every shard's counters and handshake histogram as Prometheus text
+  // (what GET /metrics answers with --metrics).
+  std::string metrics_text() const;
 
  private:
   struct ShardApps;
@@ -58,7 +62,7 @@ class Server {
   // one (each file response holds a descriptor).
   uint64_t descriptors_at_start_ = 0;
   uint64_t descriptors_ = 0;
-  std::unique_ptr<crypto::CertificateChain> certificate_;
+  std::shared_ptr<const crypto::CertificateChain> certificate_;
   std::unique_ptr<QlogFactory> qlog_;  // shared by the shards (thread-safe)
   bool certificate_generated_ = false;
   std::vector<std::unique_ptr<crypto::TlsContext>> tls_;
@@ -66,7 +70,15 @@ class Server {
   std::unique_ptr<dpdk::DpdkRuntime> dpdk_;
   std::vector<endpoint::Endpoint*> endpoints_;  // of every shard, either backend
   std::vector<const ShardCounters*> counters_;
+  // --metrics: bound at start, answering from its own thread once the
+  // shards exist; stopped first, before the counters it reads go.
+  std::unique_ptr<MetricsHttpServer> metrics_;
   std::vector<std::unique_ptr<ShardApps>> apps_;
+  // SIGHUP: re-reads the certificate, key, host keys and ticket keys and
+  // hands them to every shard; on any error the running ones stay, and one
+  // line says why.
+  void reload();
+  std::vector<ShardCore*> cores_;  // of every shard, either backend
   // Moves the shards to the next phase: a first signal drains, a second
   // stops at once.
   void advance_phase();

@@ -7,6 +7,8 @@
 #include <cstring>
 #include <string_view>
 
+#include "crypto/host_keys.h"
+#include "crypto/ticket_keys.h"
 #include "dataplane/udp/socket_address_conv.h"
 
 namespace dpquic::dataplane {
@@ -48,6 +50,8 @@ constexpr char kUsage[] =
     "  --qlog-max-mb=MIB         bound of all qlog files together; when used up, no more\n"
     "                            qlog is written (default 1024)\n"
     "  --stats=SECONDS           print a summary line every SECONDS (default off)\n"
+    "  --metrics=HOST:PORT       serve Prometheus metrics at http://HOST:PORT/metrics\n"
+    "                            (TCP; IPv4 or [IPv6]; default: off)\n"
     "  --drain-timeout=SECONDS   bound of the graceful stop on SIGTERM/SIGINT (default 30;\n"
     "                            0: close every connection at once)\n"
     "  --eal=\"ARGS\"              DPDK EAL arguments (with --backend=dpdk), e.g.\n"
@@ -56,19 +60,49 @@ constexpr char kUsage[] =
     "  --ip=ADDR[/PREFIX]        the engine's IPv4 address and subnet (with --backend=dpdk)\n"
     "  --ip6=ADDR[/PREFIX]       the engine's IPv6 address and subnet (with --backend=dpdk)\n"
     "  --gateway=ADDR            next hop for peers off the subnet (with --backend=dpdk)\n"
+    "  --server-id=HEX           1..8 bytes (2..16 hex digits) written after the first\n"
+    "                            octet of every connection ID we issue (QUIC-LB plaintext\n"
+    "                            layout), for a load balancer to route on (default: none)\n"
+    "  --host-key=FILE           a secret of at least 32 bytes shared by every host of a\n"
+    "                            fleet; the stateless-reset and address-token keys are\n"
+    "                            derived from the first; tokens made under the others are\n"
+    "                            still accepted (key rotation); repeatable, at most 4\n"
+    "                            (default: random keys at start)\n"
+    "  --ticket-key=FILE         a TLS session-ticket key in nginx's ssl_session_ticket_key\n"
+    "                            format (48 or 80 bytes); the first encrypts new tickets,\n"
+    "                            all decrypt; repeatable, at most 8 (default: a random key)\n"
     "  --help                    this text\n"
     "\n"
     "SSLKEYLOGFILE, when set, names a file TLS secrets are appended to.\n"
     "SIGTERM or SIGINT stops gracefully: new connections are refused, HTTP/3\n"
     "connections get GOAWAY, requests already accepted finish, then every connection\n"
     "is closed (H3_NO_ERROR, NO_ERROR) and the server exits 0, within --drain-timeout.\n"
-    "A second signal closes every connection at once.\n";
+    "A second signal closes every connection at once.\n"
+    "docs/fleet.md: several hosts behind a load balancer.\n";
 
 bool parse_count(std::string_view text, uint64_t min, uint64_t max, uint64_t& out) {
   if (text.empty()) return false;
   const char* end = text.data() + text.size();
   auto [ptr, ec] = std::from_chars(text.data(), end, out);
   return ec == std::errc() && ptr == end && out >= min && out <= max;
+}
+
+// Our CIDs are 16 bytes: first octet, server ID, core byte and at least
+// 4 nonce bytes leave room for 10, of which the flag takes 1..8.
+constexpr size_t kMaxServerIdLength = 8;
+constexpr size_t kMaxHostKeyFiles = crypto::kMaxHostSecrets;
+constexpr size_t kMaxTicketKeyFiles = crypto::kMaxTicketKeys;
+
+bool parse_hex(std::string_view text, std::vector<uint8_t>& out) {
+  out.clear();
+  if (text.size() % 2 != 0) return false;
+  for (size_t i = 0; i < text.size(); i += 2) {
+    uint8_t byte = 0;
+    auto [ptr, ec] = std::from_chars(text.data() + i, text.data() + i + 2, byte, 16);
+    if (ec != std::errc() || ptr != text.data() + i + 2) return false;
+    out.push_back(byte);
+  }
+  return true;
 }
 
 struct Parser {
@@ -100,6 +134,11 @@ struct Parser {
       if (options.listen_is_default) options.listen.clear();
       options.listen_is_default = false;
       options.listen.push_back(*address);
+    } else if (flag == "--metrics") {
+      std::string reason;
+      auto address = parse_host_port(value, reason);
+      if (!address) return fail("dataplane: --metrics=" + std::string(value) + ": " + reason);
+      options.metrics = *address;
     } else if (flag == "--cert") {
       options.certificate_file = value;
     } else if (flag == "--key") {
@@ -187,6 +226,23 @@ struct Parser {
         return bad_value(flag, value, "an IP address");
       }
       options.gateway = prefix->address;
+    } else if (flag == "--server-id") {
+      if (!parse_hex(value, options.server_id) || options.server_id.empty() ||
+          options.server_id.size() > kMaxServerIdLength) {
+        return bad_value(flag, value, "1 to 8 bytes in hex (2 to 16 hex digits)");
+      }
+    } else if (flag == "--host-key") {
+      if (value.empty()) return bad_value(flag, value, "a file");
+      if (options.host_key_files.size() == kMaxHostKeyFiles)
+        return fail("dataplane: --host-key: at most " + std::to_string(kMaxHostKeyFiles) +
+                    " files");
+      options.host_key_files.emplace_back(value);
+    } else if (flag == "--ticket-key") {
+      if (value.empty()) return bad_value(flag, value, "a file");
+      if (options.ticket_key_files.size() == kMaxTicketKeyFiles)
+        return fail("dataplane: --ticket-key: at most " + std::to_string(kMaxTicketKeyFiles) +
+                    " files");
+      options.ticket_key_files.emplace_back(value);
     } else {
       return fail("dataplane: unknown flag " + std::string(flag) + " (see --help)");
     }

@@ -57,6 +57,16 @@ struct ServerOptions {
   std::optional<IpPrefix> ip;
   std::optional<IpPrefix> ip6;
   std::optional<conn::SocketAddress> gateway;
+  // Where GET /metrics answers (Prometheus text over HTTP); none: nothing
+  // listens.
+  std::optional<conn::SocketAddress> metrics;
+  // Fleet: the QUIC-LB server ID in every CID we issue (empty: none), the
+  // host-secret files (the first derives the keys, the rest still validate
+  // tokens; empty: random keys) and the session-ticket key files (nginx
+  // formats; the first encrypts; empty: a random key).
+  std::vector<uint8_t> server_id;
+  std::vector<std::string> host_key_files;
+  std::vector<std::string> ticket_key_files;
   bool help = false;
 };
 

@@ -14,6 +14,8 @@ packages=(
   # The production binaries' malloc (dataplane, quicload).
   libmimalloc2.0
   libnghttp3-dev
+  # The HTTP server of the dataplane's Prometheus endpoint (--metrics).
+  libmicrohttpd-dev
   # Tests and benchmarks.
   googletest libgtest-dev libbenchmark-dev
   pkg-config
@@ -24,6 +26,8 @@ packages=(
   # Network namespaces for tests that leave loopback; ping for the DPDK
   # backend's ICMP test; dpdk-telemetry.py (dpdk-dev) reads its counters.
   iproute2 iputils-ping dpdk-dev
+  # The load balancer of docs/fleet.md (nftables), checked by its test.
+  nftables
   # Benchmark charts (tools/bench/charts.py).
   gnuplot-nox
   # The HTTP/3 file server's MIME map (/etc/mime.types).

@@ -13,6 +13,7 @@ void H3RequestHead::clear() {
   method.clear();
   path.clear();
   path_too_long = false;
+  early_data = false;
   conditions.clear();
 }
 
@@ -98,6 +99,8 @@ void H3Responder::respond(const H3RequestHead& head, int64_t now_unix_seconds, b
   H3ResponseHeaders& headers = response.headers;
   const bool is_get = head.method == "GET";
   if (!is_get && head.method != "HEAD") {
+    // RFC 8470 §5.2: 425 asks the client to retry after the handshake.
+    if (head.early_data) return bodiless(headers, 425);
     bodiless(headers, 405);
     headers.add("allow", "GET, HEAD");
     return;

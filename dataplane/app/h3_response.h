@@ -2,7 +2,9 @@
 // What the HTTP/3 server answers, apart from moving the bytes: the request
 // fields it keeps from a header section (H3RequestHead), the response's
 // header section for nghttp3 (H3ResponseHeaders), and the decision itself
-// (H3Responder): 405 for methods other than GET and HEAD, 414, 404, 503
+// (H3Responder): 405 for methods other than GET and HEAD (425 Too Early,
+// RFC 8470, when such a request came on a stream opened in 0-RTT), 414,
+// 404, 503
 // when no descriptor is left; files under the document root with
 // content-type, etag, last-modified and accept-ranges, answering
 // conditional and range requests with 304, 206 and 416
@@ -35,6 +37,10 @@ struct H3RequestHead {
   std::string method;
   std::string path;
   bool path_too_long = false;
+  // The request's stream was opened in 0-RTT: it may be a replay, which
+  // each host's replay filter catches only for tickets it saw itself
+  // (docs/fleet.md), so methods that are not safe get 425.
+  bool early_data = false;
   ConditionalFields conditions;
 
   void clear();

@@ -500,6 +500,9 @@ int H3Server::cb_end_headers(nghttp3_conn*, int64_t stream_id, int, void* conn_u
   Request* request = connection->find(stream_id);
   if (request == nullptr || request->response_submitted) return 0;
   H3Server& server = *request->server;
+  const conn::Connection* transport = server.endpoint_.connection(connection->session.handle());
+  request->head.early_data = transport != nullptr &&
+                             transport->stream_opened_in_zero_rtt(static_cast<uint64_t>(stream_id));
   server.respond(*connection, *request);
   if (request->waiting_for_file) return 0;
   if (!request->response_submitted) return NGHTTP3_ERR_CALLBACK_FAILURE;

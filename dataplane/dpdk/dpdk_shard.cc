@@ -48,7 +48,10 @@ DpdkShard::DpdkShard(const DpdkShardConfig& config, crypto::TlsContext& tls)
     : config_(config),
       core_(config.endpoint, config.shard_count, tls),
       neighbours_(config.neighbour_capacity) {
+  core_.set_handshake_histogram(&counters_.handshake_time);
   if (config_.pool == nullptr) throw std::runtime_error("dpdk shard: no mbuf pool");
+  // A client may serve thousands (a source port per connection).
+  std::sort(config_.udp_ports.begin(), config_.udp_ports.end());
   for (const auto& gateway : {config_.interface.gateway4, config_.interface.gateway6}) {
     if (gateway) neighbours_.pin(*gateway);
   }
@@ -104,10 +107,7 @@ DpdkShard::~DpdkShard() {
 }
 
 bool DpdkShard::serves_port(uint16_t port) const {
-  for (uint16_t served : config_.udp_ports) {
-    if (served == port) return true;
-  }
-  return false;
+  return std::binary_search(config_.udp_ports.begin(), config_.udp_ports.end(), port);
 }
 
 void DpdkShard::release(rte_mbuf* mbuf) {
@@ -501,6 +501,7 @@ void DpdkShard::publish_counters() {
   counters_.version_negotiations.store(endpoint_stats.version_negotiations_sent, kRelaxed);
   counters_.half_open_dropped.store(
       endpoint_stats.half_open_evicted + endpoint_stats.half_open_expired, kRelaxed);
+  counters_.stateless_resets.store(endpoint_stats.stateless_resets_sent, kRelaxed);
   stats_.tx_dropped = tx_refused_;
 }
 

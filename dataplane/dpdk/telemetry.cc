@@ -54,6 +54,7 @@ std::array<TelemetryCounter, kTelemetryCounterCount> telemetry_counters(
       {"gso_fallbacks", snapshot.gso_fallbacks},
       {"version_negotiations", snapshot.version_negotiations},
       {"half_open_dropped", snapshot.half_open_dropped},
+      {"stateless_resets", snapshot.stateless_resets},
   }};
 }
 
@@ -98,6 +99,7 @@ CounterSnapshot sum_snapshots(std::span<const CounterSnapshot> shards) {
     total.gso_fallbacks += shard.gso_fallbacks;
     total.version_negotiations += shard.version_negotiations;
     total.half_open_dropped += shard.half_open_dropped;
+    total.stateless_resets += shard.stateless_resets;
   }
   return total;
 }

@@ -28,7 +28,7 @@ struct TelemetryCounter {
   const char* name;
   uint64_t value;
 };
-inline constexpr size_t kTelemetryCounterCount = 13;
+inline constexpr size_t kTelemetryCounterCount = 14;
 
 // Every ShardCounters field of `snapshot`, named; the handlers report these.
 std::array<TelemetryCounter, kTelemetryCounterCount> telemetry_counters(

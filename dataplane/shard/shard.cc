@@ -27,6 +27,7 @@ constexpr Duration kSpinThreshold = 50'000;  // closer deadlines are spun for, n
 
 Shard::Shard(const ShardConfig& config, crypto::TlsContext& tls)
     : config_(config), core_(config.endpoint, config.shard_count, tls) {
+  core_.set_handshake_histogram(&counters_.handshake_time);
   const size_t segment = config_.max_datagram_size;
   if (segment < 1200 || segment > transmit::kMaxSegmentSize) {
     throw std::runtime_error("shard: max_datagram_size must be 1200..16383");
@@ -252,6 +253,7 @@ void Shard::publish_counters() {
   counters_.gso_fallbacks.store(fallbacks, kRelaxed);
   counters_.version_negotiations.store(stats.version_negotiations_sent, kRelaxed);
   counters_.half_open_dropped.store(stats.half_open_evicted + stats.half_open_expired, kRelaxed);
+  counters_.stateless_resets.store(stats.stateless_resets_sent, kRelaxed);
 }
 
 bool Shard::receive(Instant now) {

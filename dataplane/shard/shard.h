@@ -97,6 +97,7 @@ class Shard final : private ShardIo {
   void close_all(Instant now);
 
   endpoint::Endpoint& endpoint() { return core_.endpoint(); }
+  ShardCore& core() { return core_; }
   const ShardCounters& counters() const { return counters_; }
   const std::vector<std::unique_ptr<UdpSocket>>& sockets() const { return sockets_; }
   uint8_t core_id() const { return config_.endpoint.core_id; }

@@ -16,7 +16,7 @@ Instant monotonic_now() {
 
 ShardCore::ShardCore(const endpoint::EndpointConfig& config, size_t shard_count,
                      crypto::TlsContext& tls)
-    : config_(config), shard_count_(shard_count) {
+    : config_(config), shard_count_(shard_count), tls_(tls) {
   endpoint_ = std::make_unique<endpoint::Endpoint>(config_, mb_, tls);
 }
 
@@ -46,10 +46,20 @@ bool ShardCore::dispatch_events(Instant now) {
   endpoint::EndpointEvent event;
   while (endpoint_->poll_event(event)) {
     any = true;
-    if (event.event.type == conn::ConnectionEventType::kEstablished) ++handshakes_;
+    if (event.event.type == conn::ConnectionEventType::kEstablished) {
+      ++handshakes_;
+      record_handshake(event.connection);
+    }
     if (application_ != nullptr) application_->on_event(now, event);
   }
   return any;
+}
+
+void ShardCore::record_handshake(endpoint::ConnectionHandle handle) {
+  if (handshake_time_ == nullptr) return;
+  const conn::ConnectionStats* stats = endpoint_->connection_stats(handle);
+  if (stats == nullptr || stats->handshake_completed_at < stats->started_at) return;
+  handshake_time_->record(stats->handshake_completed_at - stats->started_at);
 }
 
 bool ShardCore::poll_once(ShardIo& io, Instant now) {
@@ -71,6 +81,7 @@ bool ShardCore::poll_once(ShardIo& io, Instant now) {
 void ShardCore::run(ShardIo& io, const std::atomic<RunPhase>& phase, Duration drain_timeout) {
   for (Instant now = io.now();
        keep_running(now, phase.load(std::memory_order_acquire), drain_timeout); now = io.now()) {
+    if (credentials_.pending()) apply_pending_credentials();
     if (poll_once(io, now)) continue;
     // While stopping, the drain's progress is checked at least every 10 ms.
     const Duration longest = (serving() ? 100 : 10) * kMillisecond;
@@ -78,6 +89,13 @@ void ShardCore::run(ShardIo& io, const std::atomic<RunPhase>& phase, Duration dr
   }
   endpoint_->reset_connections();
   io.publish_counters();
+}
+
+void ShardCore::apply_pending_credentials() {
+  const std::shared_ptr<const Credentials> next = credentials_.take();
+  if (next != nullptr && apply_credentials(*next, tls_, *endpoint_)) {
+    credentials_applied_.fetch_add(1, std::memory_order_release);
+  }
 }
 
 bool ShardCore::service(Instant now) {

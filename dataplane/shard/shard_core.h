@@ -16,6 +16,8 @@
 #include "crypto/mb_manager.h"
 #include "crypto/tls_context.h"
 #include "dataplane/app/application.h"
+#include "dataplane/shard/credentials.h"
+#include "dataplane/shard/handshake_histogram.h"
 #include "dataplane/shard/run_phase.h"
 #include "dataplane/shard/shard_io.h"
 #include "quic/endpoint/endpoint.h"
@@ -87,15 +89,26 @@ class ShardCore {
   bool serving() const { return stage_ == Stage::kServing; }
 
   uint64_t handshakes() const { return handshakes_; }
+  // Where each completed handshake's duration (ConnectionStats: start to
+  // completion) is recorded; null (the default): nowhere. Set before run().
+  void set_handshake_histogram(HandshakeHistogram* histogram) { handshake_time_ = histogram; }
+  // Credentials the supervisor offers (SIGHUP), applied by run() between
+  // iterations; credentials_applied() counts them.
+  CredentialSlot& credentials() { return credentials_; }
+  uint64_t credentials_applied() const {
+    return credentials_applied_.load(std::memory_order_acquire);
+  }
 
  private:
   bool dispatch_events(Instant now);
+  void record_handshake(endpoint::ConnectionHandle handle);
   void close_unresponsive(Instant now);
 
   enum class Stage : uint8_t { kServing, kDraining, kClosing };
 
   endpoint::EndpointConfig config_;
   size_t shard_count_;
+  crypto::TlsContext& tls_;
   Stage stage_ = Stage::kServing;
   Instant stage_end_ = kNever;
   Instant next_sweep_ = 0;
@@ -105,6 +118,10 @@ class ShardCore {
   std::unique_ptr<endpoint::Endpoint> endpoint_;
   Application* application_ = nullptr;
   uint64_t handshakes_ = 0;
+  HandshakeHistogram* handshake_time_ = nullptr;
+  CredentialSlot credentials_;
+  std::atomic<uint64_t> credentials_applied_{0};
+  void apply_pending_credentials();
 };
 
 }  // namespace dpquic::dataplane

@@ -6,6 +6,8 @@
 #include <atomic>
 #include <cstdint>
 
+#include "dataplane/shard/handshake_histogram.h"
+
 namespace dpquic::dataplane {
 
 struct alignas(64) ShardCounters {
@@ -26,13 +28,19 @@ struct alignas(64) ShardCounters {
   // Handshakes from unvalidated addresses dropped under pressure (evicted
   // for a proven client, or expired early while Retry is on).
   std::atomic<uint64_t> half_open_dropped{0};
+  // Stateless resets sent: packets for connections this host does not hold
+  // (after a restart, or routed here by mistake).
+  std::atomic<uint64_t> stateless_resets{0};
+  // Handshake durations, added to by ShardCore as each handshake completes
+  // (on its own cache lines).
+  HandshakeHistogram handshake_time;
 };
 
 // A plain copy of the counters, summed over shards.
 struct CounterSnapshot {
   uint64_t connections = 0, handshakes = 0, datagrams_in = 0, datagrams_out = 0, bytes_in = 0,
            bytes_out = 0, drops = 0, retries = 0, refused = 0, steered = 0, gso_fallbacks = 0,
-           version_negotiations = 0, half_open_dropped = 0;
+           version_negotiations = 0, half_open_dropped = 0, stateless_resets = 0;
 
   void add(const ShardCounters& c) {
     connections += c.connections.load(std::memory_order_relaxed);
@@ -48,6 +56,7 @@ struct CounterSnapshot {
     gso_fallbacks += c.gso_fallbacks.load(std::memory_order_relaxed);
     version_negotiations += c.version_negotiations.load(std::memory_order_relaxed);
     half_open_dropped += c.half_open_dropped.load(std::memory_order_relaxed);
+    stateless_resets += c.stateless_resets.load(std::memory_order_relaxed);
   }
 };
 

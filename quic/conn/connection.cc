@@ -65,6 +65,7 @@ Connection::~Connection() { local_cids_.unregister_all(); }
 
 void Connection::init_common(Instant now, const PathAddresses& path) {
   now_ = now;
+  stats_.started_at = now;
   active_path_ = paths_.add_initial(path, role_ == wire::Role::kClient);
   path_mtu_.reset(
       std::max<size_t>(config_.base_datagram_size, wire::kMinInitialDatagramSize),
@@ -377,6 +378,7 @@ void Connection::adopt_peer_parameters(Instant now, const wire::TransportParamet
 
 void Connection::on_handshake_complete(Instant now) {
   handshake_complete_ = true;
+  stats_.handshake_completed_at = now;
   if (handshake_) handshake_->deadline = kNever;
   if (state_ == ConnectionState::kHandshake) state_ = ConnectionState::kEstablished;
   if (tracer_) tracer_->on_state_changed(now, TracedState::kHandshakeComplete);

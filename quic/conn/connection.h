@@ -137,6 +137,10 @@ struct ConnectionStats {
   uint64_t key_updates_initiated = 0;
   uint64_t datagrams_dropped = 0;   // received DATAGRAM frames the queue had no room for
   uint64_t ack_frames_ignored = 0;  // ACK frames after a packet's first
+  // The `now` of start_client/start_server (a server's: its first Initial
+  // accepted) and of handshake completion (0 until it completes).
+  Instant started_at = 0;
+  Instant handshake_completed_at = 0;
 };
 
 enum class SendResult : uint8_t {
@@ -241,6 +245,13 @@ class Connection final : private recovery::LossEvents, private crypto::ClientHel
   // The NEW_TOKEN the server issued in this connection (client side).
   bool received_new_token() const { return received_new_token_; }
   bool used_zero_rtt() const { return zero_rtt_accepted_; }
+  // Server: whether `stream_id` is at or below a stream that carried data
+  // in a 0-RTT packet. A client opens streams in order and sends 0-RTT
+  // before 1-RTT, so such a stream was opened in early data: its request
+  // may be a replay (RFC 8470).
+  bool stream_opened_in_zero_rtt(uint64_t stream_id) const {
+    return stream_id < zero_rtt_stream_limit_;
+  }
   // Incompatible version negotiation (RFC 9368 §2.1, §4), client side. After
   // a Version Negotiation packet closed this connection: the version a new
   // attempt should use (our most preferred one the server listed), or 0.
@@ -541,7 +552,6 @@ class Connection final : private recovery::LossEvents, private crypto::ClientHel
   Stream& create_stream(uint64_t id);
   Space& space(wire::PacketNumberSpace s) { return spaces_[static_cast<size_t>(s)]; }
   const Space& space(wire::PacketNumberSpace s) const { return spaces_[static_cast<size_t>(s)]; }
-  uint64_t now_us(Instant now) const { return now / 1000; }
   // connection.cc: the recovery state for the tracer (call only with one).
   void trace_metrics(Instant now);
 
@@ -560,6 +570,7 @@ class Connection final : private recovery::LossEvents, private crypto::ClientHel
   bool handshake_confirmed_ = false;
   bool peer_params_applied_ = false;
   bool zero_rtt_accepted_ = false;
+  uint64_t zero_rtt_stream_limit_ = 0;  // one past the highest stream seen in 0-RTT
   bool zero_rtt_rejected_ = false;
   bool abandoning_packets_ = false;  // lost reports that requeue nothing
   bool handshake_done_pending_ = false;

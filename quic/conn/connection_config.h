@@ -111,9 +111,18 @@ struct CoreContext {
   CidGenerator* cid_generator = nullptr;
   const crypto::StatelessResetTokens* reset_tokens = nullptr;
   const crypto::AddressTokens* address_tokens = nullptr;
+  // Added to `now` for the times address tokens carry (see
+  // EndpointConfig::token_clock_offset).
+  int64_t token_clock_offset = 0;
   const crypto::RetryIntegrity* retry_integrity = nullptr;
   ClientTokenStore* client_tokens = nullptr;
   PendingPackets* pending_packets = nullptr;
+
+  // The time address tokens are issued and validated at, in microseconds:
+  // `now` plus token_clock_offset (modulo 2^64, which no real offset reaches).
+  uint64_t token_time_us(Instant now) const {
+    return (now + static_cast<uint64_t>(token_clock_offset)) / kMicrosecond;
+  }
 };
 
 }  // namespace dpquic::conn

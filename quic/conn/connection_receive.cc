@@ -455,7 +455,11 @@ DPQUIC_HOT TransportError Connection::on_frame(const Arrival& arrival, PacketTyp
                                         : EncryptionLevel::kApplication;
       return on_crypto_frame(now, level, frame.crypto);
     }
-    case FrameType::kStream: return on_stream_frame(now, frame.stream);
+    case FrameType::kStream:
+      if (type == PacketType::kZeroRtt) {
+        zero_rtt_stream_limit_ = std::max(zero_rtt_stream_limit_, frame.stream.stream_id + 1);
+      }
+      return on_stream_frame(now, frame.stream);
     case FrameType::kResetStream: return on_reset_stream(frame.reset_stream);
     case FrameType::kStopSending: return on_stop_sending(frame.stop_sending);
     case FrameType::kMaxStreamData: return on_max_stream_data(frame.max_stream_data);

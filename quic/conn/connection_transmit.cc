@@ -565,11 +565,13 @@ void Connection::write_control_frames(transmit::PacketPayloadWriter& writer,
 
 void Connection::write_new_token(wire::ByteWriter& frames) {
   std::array<uint8_t, crypto::kMaxAddressTokenLength> token;
-  std::array<uint8_t, SocketAddress::kEncodedMax> address;
-  const size_t address_length = paths_.path(active_path_).addresses.remote.encode(address);
-  const size_t length = core_.address_tokens->issue(crypto::AddressTokenType::kNewToken,
-                                                    {address.data(), address_length},
-                                                    original_dcid_, now_us(now_), token);
+  std::array<uint8_t, SocketAddress::kEncodedIpMax> address;
+  // Bound to the client's IP only: the connection that presents it comes
+  // from another socket (RFC 9000 §8.1.3).
+  const size_t address_length = paths_.path(active_path_).addresses.remote.encode_ip(address);
+  const size_t length = core_.address_tokens->issue(
+      crypto::AddressTokenType::kNewToken, {address.data(), address_length}, original_dcid_,
+      core_.token_time_us(now_), token);
   if (length == 0) {
     new_token_pending_ = false;
     return;

@@ -59,6 +59,18 @@ struct SocketAddress {
     return 3 + ip_length();
   }
 
+  // Family and IP, without the port: what NEW_TOKEN tokens bind to, since
+  // the later connection that presents one comes from a new socket, so from
+  // another port (RFC 9000 §8.1.3). Returns the length written (5 or 17);
+  // `out` must hold kEncodedIpMax bytes.
+  static constexpr size_t kEncodedIpMax = 17;
+  size_t encode_ip(std::span<uint8_t> out) const {
+    if (out.size() < kEncodedIpMax) return 0;
+    out[0] = static_cast<uint8_t>(family);
+    std::memcpy(out.data() + 1, ip.data(), ip_length());
+    return 1 + ip_length();
+  }
+
   uint64_t hash() const {
     // FNV-1a over the meaningful bytes: cheap and good enough for table
     // placement (tables keyed by address also compare the full value).

@@ -38,7 +38,8 @@ Endpoint::Endpoint(const EndpointConfig& config, const crypto::MbManager& mb,
       blocks_(4096, config.receive_blocks_initial, config.receive_blocks_max),
       cid_generator_(config.cid_layout, config.core_id, random_),
       reset_tokens_(key_or_random(config.stateless_reset_key, 32, random_)),
-      address_tokens_(mb, key_or_random(config.address_token_key, 16, random_)),
+      address_tokens_(mb, key_or_random(config.address_token_key, 16, random_),
+                      config.previous_address_token_keys),
       retry_integrity_(mb),
       sealer_(mb),
       cid_table_(std::bit_ceil(
@@ -64,6 +65,7 @@ Endpoint::Endpoint(const EndpointConfig& config, const crypto::MbManager& mb,
   core_.cid_generator = &cid_generator_;
   core_.reset_tokens = &reset_tokens_;
   core_.address_tokens = &address_tokens_;
+  core_.token_clock_offset = config.token_clock_offset;
   core_.retry_integrity = &retry_integrity_;
   core_.client_tokens = &client_tokens_;
   core_.pending_packets = &pending_packets_;
@@ -83,6 +85,16 @@ Endpoint::Endpoint(const EndpointConfig& config, const crypto::MbManager& mb,
   evicted_closes_.reserve(config.max_connections);
   replies_.reset(kStatelessReplySlots);
   initial_scratch_.resize(65536);  // any UDP datagram
+}
+
+bool Endpoint::replace_keys(std::span<const uint8_t> stateless_reset_key,
+                            std::span<const uint8_t> address_token_key,
+                            std::span<const std::vector<uint8_t>> previous_address_token_keys) {
+  // Checked before anything changes: rekey() only fails for these sizes or
+  // when BoringSSL cannot allocate.
+  if (stateless_reset_key.size() < 32 || stateless_reset_key.size() > 64) return false;
+  return address_tokens_.rekey(address_token_key, previous_address_token_keys) &&
+         reset_tokens_.rekey(stateless_reset_key);
 }
 
 Endpoint::~Endpoint() {

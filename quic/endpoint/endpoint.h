@@ -68,9 +68,19 @@ struct EndpointConfig {
   // Stateless resets and Version Negotiation answers per second (burst 2x).
   uint64_t stateless_replies_per_second = 1000;
   // Keys: stateless reset (32 bytes) and address tokens (16 bytes). Servers
-  // of one deployment share them; empty means random at start.
+  // of one deployment share them (crypto/host_keys.h derives both from one
+  // secret); empty means random at start.
   std::vector<uint8_t> stateless_reset_key;
   std::vector<uint8_t> address_token_key;
+  // Address-token keys rotated out (16 bytes each, at most
+  // crypto::kMaxPreviousTokenKeys, newest first): tokens issued under them
+  // are still accepted until they expire.
+  std::vector<std::vector<uint8_t>> previous_address_token_keys;
+  // Added to `now` for the issue time written into address tokens and for
+  // the age checked when validating them; the dataplane sets it to
+  // CLOCK_REALTIME - CLOCK_MONOTONIC (in the unit of Instant) so that hosts
+  // with different monotonic clocks read each other's tokens.
+  int64_t token_clock_offset = 0;
   // Server: half-open connections whose address is not validated, per
   // source prefix (/32 IPv4, /64 IPv6; HalfOpenList). An Initial beyond it
   // without a valid token gets Retry (CONNECTION_REFUSED with
@@ -189,6 +199,14 @@ class Endpoint {
   // client tries elsewhere; existing connections go on.
   void set_accepting(bool accepting) { accepting_ = accepting; }
   bool accepting() const { return accepting_; }
+  // Replaces the stateless reset and address-token keys (a host secret
+  // rotated and re-read). False, with every key unchanged, if one breaks the
+  // sizes EndpointConfig gives. Tokens under the previous keys still
+  // validate; stateless resets for CIDs issued before carry tokens under the
+  // new key, which those connections' peers do not recognise.
+  bool replace_keys(std::span<const uint8_t> stateless_reset_key,
+                    std::span<const uint8_t> address_token_key,
+                    std::span<const std::vector<uint8_t>> previous_address_token_keys = {});
   // Drops every connection at once, sending nothing and delivering no more
   // events: for shutdown after the graceful close had its time, and for an
   // application about to destroy the ChunkPool its queued data lives in.

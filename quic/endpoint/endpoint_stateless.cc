@@ -63,10 +63,9 @@ void Endpoint::accept_initial(Instant now, const conn::PathAddresses& path,
     refuse_initial(path, header, wire::TransportErrorCode::kConnectionRefused);
     return;
   }
-  const uint64_t now_us = now / 1000;
   crypto::ValidatedToken token;
-  const InitialTokenAction action =
-      check_initial_token(address_tokens_, header.token, path.remote, now_us, token);
+  const InitialTokenAction action = check_initial_token(address_tokens_, header.token, path.remote,
+                                                        core_.token_time_us(now), token);
   if (action == InitialTokenAction::kCloseInvalidToken) {
     ++stats_.invalid_tokens;
     refuse_initial(path, header, wire::TransportErrorCode::kInvalidToken);
@@ -113,7 +112,7 @@ void Endpoint::send_retry(Instant now, const conn::PathAddresses& path,
                           const wire::ParsedHeader& header) {
   const bool sent = queue_reply(now, false, path, [&](std::span<uint8_t> out) {
     return write_retry(retry_integrity_, address_tokens_, header.version, path.remote, header.dcid,
-                       header.scid, cid_generator_.generate(), now / 1000, out);
+                       header.scid, cid_generator_.generate(), core_.token_time_us(now), out);
   });
   if (sent) ++stats_.retries_sent;
 }

@@ -97,9 +97,15 @@ crypto::TokenValidation validate_initial_token(const crypto::AddressTokens& toke
                                                std::span<const uint8_t> token,
                                                const conn::SocketAddress& client, uint64_t now_us,
                                                crypto::ValidatedToken& out) {
+  // The claimed type picks the address bytes to compare; validate()
+  // authenticates it, so a token relabelled to dodge the port check fails.
+  const std::optional<crypto::AddressTokenType> type = crypto::AddressTokens::claimed_type(token);
+  if (!type) return crypto::TokenValidation::kMalformed;
   uint8_t address[conn::SocketAddress::kEncodedMax];
-  const size_t address_length = client.encode(address);
-  return tokens.validate(token, std::nullopt, {address, address_length}, now_us, out);
+  const size_t address_length = *type == crypto::AddressTokenType::kNewToken
+                                    ? client.encode_ip(address)
+                                    : client.encode(address);
+  return tokens.validate(token, type, {address, address_length}, now_us, out);
 }
 
 InitialTokenAction check_initial_token(const crypto::AddressTokens& tokens,
@@ -113,20 +119,13 @@ InitialTokenAction check_initial_token(const crypto::AddressTokens& tokens,
   switch (result) {
     case crypto::TokenValidation::kValid: return InitialTokenAction::kValidated;
     case crypto::TokenValidation::kWrongAddress:
-    case crypto::TokenValidation::kExpired: {
-      // The token authenticated, so its type is ours to trust; validate()
-      // reports the type only on success, so ask again expecting NEW_TOKEN:
-      // kWrongType means it is a Retry token. A failed NEW_TOKEN token only
-      // costs the client its shortcut (RFC 9000 §8.1.3).
-      uint8_t address[conn::SocketAddress::kEncodedMax];
-      const size_t address_length = client.encode(address);
-      crypto::ValidatedToken unused;
-      const crypto::TokenValidation as_new_token = tokens.validate(
-          token, crypto::AddressTokenType::kNewToken, {address, address_length}, now_us, unused);
-      return as_new_token == crypto::TokenValidation::kWrongType
+    case crypto::TokenValidation::kExpired:
+      // The token authenticated, so the type in its first byte is ours to
+      // trust. A failed NEW_TOKEN token only costs the client its shortcut
+      // (RFC 9000 §8.1.3).
+      return crypto::AddressTokens::claimed_type(token) == crypto::AddressTokenType::kRetry
                  ? InitialTokenAction::kCloseInvalidToken
                  : InitialTokenAction::kUnvalidated;
-    }
     default:
       // Malformed or unauthentic: its claimed type cannot be trusted, and it
       // may be another server's NEW_TOKEN token.

@@ -88,7 +88,11 @@ size_t write_retry_with_token(const crypto::RetryIntegrity& integrity, uint32_t 
 // --- Initial tokens ---------------------------------------------------------------
 
 // Validates the Token of a client Initial received from `client`: either type
-// is accepted, bound to the client's encoded address. On kValid, `out` holds
+// is accepted, a kRetry token bound to the client's IP and port
+// (SocketAddress::encode), a kNewToken one to its IP only
+// (SocketAddress::encode_ip: a later connection has another port). `now_us`
+// is on the clock the tokens were issued on (see
+// EndpointConfig::token_clock_offset). On kValid, `out` holds
 // the type, issue time and original DCID. For a kRetry token the connection's
 // original_destination_connection_id is `out.original_dcid` and its
 // retry_source_connection_id is the Initial's DCID (the Retry's SCID, RFC 9000

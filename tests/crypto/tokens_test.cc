@@ -6,6 +6,8 @@
 #include <set>
 #include <vector>
 
+#include "tools/testbed/allocation_counter.h"
+
 namespace dpquic::crypto {
 namespace {
 
@@ -56,7 +58,7 @@ class AddressTokensTest : public ::testing::Test {
  protected:
   static constexpr uint64_t kNow = 1'000'000'000;
   MbManager mb_;
-  AddressTokens tokens_{mb_, kTokenKey, AddressTokenLifetimes{10'000'000, 86'400'000'000ull}};
+  AddressTokens tokens_{mb_, kTokenKey, {}, AddressTokenLifetimes{10'000'000, 86'400'000'000ull}};
 
   Bytes issue(AddressTokenType type, const Bytes& address = kAddress,
               const wire::ConnectionId& odcid = kOdcid, uint64_t now = kNow) {
@@ -173,6 +175,172 @@ TEST_F(AddressTokensTest, IssueRejectsBadArguments) {
   Bytes small(20);
   EXPECT_EQ(tokens_.issue(AddressTokenType::kRetry, kAddress, kOdcid, kNow, small), 0u);
   EXPECT_THROW(AddressTokens(mb_, Bytes(32, 1)), std::invalid_argument);
+}
+
+// --- Key rotation: the current key issues, previous keys still validate ---
+
+const Bytes kKeyA(16, 0xa1);
+const Bytes kKeyB(16, 0xb2);
+const Bytes kKeyC(16, 0xc3);
+
+class TokenKeyRotationTest : public ::testing::Test {
+ protected:
+  static constexpr uint64_t kNow = 1'000'000'000;
+  MbManager mb_;
+
+  Bytes issue(const AddressTokens& tokens, AddressTokenType type = AddressTokenType::kNewToken) {
+    Bytes token(kMaxAddressTokenLength);
+    const size_t length = tokens.issue(type, kAddress, kOdcid, kNow, token);
+    EXPECT_NE(length, 0u);
+    token.resize(length);
+    return token;
+  }
+  TokenValidation validate(const AddressTokens& tokens, const Bytes& token,
+                           uint64_t now = kNow + 1) {
+    ValidatedToken out;
+    return tokens.validate(token, std::nullopt, kAddress, now, out);
+  }
+};
+
+TEST_F(TokenKeyRotationTest, PreviousKeysStillValidate) {
+  const std::vector<Bytes> previous_a = {kKeyA};
+  const AddressTokens under_a(mb_, kKeyA);
+  const AddressTokens rotated(mb_, kKeyB, previous_a);
+  const AddressTokens only_b(mb_, kKeyB);
+  for (AddressTokenType type : {AddressTokenType::kRetry, AddressTokenType::kNewToken}) {
+    const Bytes token = issue(under_a, type);
+    ValidatedToken out;
+    EXPECT_EQ(rotated.validate(token, type, kAddress, kNow + 1, out), TokenValidation::kValid);
+    EXPECT_EQ(out.type, type);
+    EXPECT_EQ(out.original_dcid, kOdcid);
+    EXPECT_EQ(out.issued_at, kNow);
+    // Once A is dropped it is just another server's token.
+    EXPECT_EQ(validate(only_b, token), TokenValidation::kInvalid);
+  }
+  // New tokens are issued under the current key only: B, which A alone
+  // does not know, and which B alone accepts.
+  const Bytes token = issue(rotated);
+  EXPECT_EQ(validate(under_a, token), TokenValidation::kInvalid);
+  EXPECT_EQ(validate(only_b, token), TokenValidation::kValid);
+  EXPECT_EQ(validate(rotated, token), TokenValidation::kValid);
+}
+
+TEST_F(TokenKeyRotationTest, EveryPreviousKeyIsTried) {
+  const AddressTokens under_a(mb_, kKeyA);
+  const AddressTokens under_b(mb_, kKeyB);
+  const Bytes key_d(16, 0xd4);
+  const std::vector<Bytes> previous = {kKeyC, kKeyB, kKeyA};
+  const AddressTokens rotated(mb_, key_d, previous);
+  EXPECT_EQ(validate(rotated, issue(under_a)), TokenValidation::kValid);
+  EXPECT_EQ(validate(rotated, issue(under_b)), TokenValidation::kValid);
+  // None of the four keys: not authentic, however many were tried.
+  const AddressTokens stranger(mb_, Bytes(16, 0xe5));
+  EXPECT_EQ(validate(rotated, issue(stranger)), TokenValidation::kInvalid);
+}
+
+TEST_F(TokenKeyRotationTest, PreviousKeyTokensStillExpireAndBindTheirAddress) {
+  const std::vector<Bytes> previous_a = {kKeyA};
+  const AddressTokens under_a(mb_, kKeyA, {}, AddressTokenLifetimes{10, 1000});
+  const AddressTokens rotated(mb_, kKeyB, previous_a, AddressTokenLifetimes{10, 1000});
+  const Bytes retry = issue(under_a, AddressTokenType::kRetry);
+  const Bytes new_token = issue(under_a, AddressTokenType::kNewToken);
+  EXPECT_EQ(validate(rotated, retry, kNow + 10), TokenValidation::kValid);
+  EXPECT_EQ(validate(rotated, retry, kNow + 11), TokenValidation::kExpired);
+  EXPECT_EQ(validate(rotated, new_token, kNow + 1000), TokenValidation::kValid);
+  EXPECT_EQ(validate(rotated, new_token, kNow + 1001), TokenValidation::kExpired);
+  EXPECT_EQ(validate(rotated, new_token, kNow - 1), TokenValidation::kExpired);
+  ValidatedToken out;
+  EXPECT_EQ(rotated.validate(new_token, std::nullopt, kOtherPort, kNow, out),
+            TokenValidation::kWrongAddress);
+  EXPECT_EQ(rotated.validate(new_token, AddressTokenType::kRetry, kAddress, kNow, out),
+            TokenValidation::kWrongType);
+}
+
+TEST_F(TokenKeyRotationTest, RejectsBadPreviousKeys) {
+  const std::vector<Bytes> three = {kKeyA, kKeyB, kKeyC};
+  EXPECT_NO_THROW(AddressTokens(mb_, Bytes(16, 1), three));
+  const std::vector<Bytes> four = {kKeyA, kKeyB, kKeyC, Bytes(16, 0xd4)};
+  static_assert(kMaxPreviousTokenKeys == 3);
+  EXPECT_THROW(AddressTokens(mb_, Bytes(16, 1), four), std::invalid_argument);
+  const std::vector<Bytes> short_key = {kKeyA, Bytes(15, 1)};
+  EXPECT_THROW(AddressTokens(mb_, Bytes(16, 1), short_key), std::invalid_argument);
+  const std::vector<Bytes> long_key = {Bytes(32, 1)};
+  EXPECT_THROW(AddressTokens(mb_, Bytes(16, 1), long_key), std::invalid_argument);
+}
+
+// Tokens are issued and validated for every Initial under Retry: a
+// previous-key token (four opens), a stranger's (four failed opens), a
+// current one and a fresh issue allocate nothing.
+TEST_F(TokenKeyRotationTest, IssueAndValidateAllocateNothing) {
+  const std::vector<Bytes> previous = {kKeyC, kKeyB, kKeyA};
+  const AddressTokens rotated(mb_, Bytes(16, 0xd4), previous);
+  const Bytes under_a = issue(AddressTokens(mb_, kKeyA));
+  const Bytes stranger = issue(AddressTokens(mb_, Bytes(16, 0xe5)));
+  const Bytes current = issue(rotated);
+  Bytes out(kMaxAddressTokenLength);
+  ValidatedToken validated;
+  size_t valid = 0;
+  size_t allocations = 0;
+  {
+    ::dpquic::testing::AllocationWindow window;
+    for (int i = 0; i < 1000; ++i) {
+      for (const Bytes* token : {&under_a, &stranger, &current}) {
+        valid += rotated.validate(*token, std::nullopt, kAddress, kNow, validated) ==
+                 TokenValidation::kValid;
+      }
+      valid += rotated.issue(AddressTokenType::kRetry, kAddress, kOdcid, kNow, out) != 0;
+    }
+    allocations = window.count();
+  }
+  EXPECT_EQ(allocations, 0u);
+  EXPECT_EQ(valid, 3000u);
+}
+
+TEST_F(TokenKeyRotationTest, RekeyReplacesKeysOrNothing) {
+  AddressTokens tokens(mb_, kKeyA);
+  const Bytes under_a = issue(tokens);
+  const std::vector<Bytes> previous_a = {kKeyA};
+  ASSERT_TRUE(tokens.rekey(kKeyB, previous_a));
+  EXPECT_EQ(validate(tokens, under_a), TokenValidation::kValid);
+  const Bytes under_b = issue(tokens);
+  EXPECT_EQ(validate(AddressTokens(mb_, kKeyB), under_b), TokenValidation::kValid);
+
+  // Refused: nothing changes, B issues and A still validates.
+  const std::vector<Bytes> four = {kKeyA, kKeyB, kKeyC, Bytes(16, 0xd4)};
+  const std::vector<Bytes> short_previous = {Bytes(15, 1)};
+  EXPECT_FALSE(tokens.rekey(kKeyC, four));
+  EXPECT_FALSE(tokens.rekey(kKeyC, short_previous));
+  EXPECT_FALSE(tokens.rekey(Bytes(17, 1), {}));
+  EXPECT_EQ(validate(tokens, under_a), TokenValidation::kValid);
+  EXPECT_EQ(validate(AddressTokens(mb_, kKeyB), issue(tokens)), TokenValidation::kValid);
+
+  // Without previous keys, only the new key's tokens validate.
+  ASSERT_TRUE(tokens.rekey(kKeyC, {}));
+  EXPECT_EQ(validate(tokens, under_a), TokenValidation::kInvalid);
+  EXPECT_EQ(validate(tokens, under_b), TokenValidation::kInvalid);
+  EXPECT_EQ(validate(AddressTokens(mb_, kKeyC), issue(tokens)), TokenValidation::kValid);
+}
+
+TEST(StatelessResetTokens, RekeyReplacesTheKeyOrNothing) {
+  StatelessResetTokens tokens(kResetKey);
+  const wire::ConnectionId cid(Bytes{1, 2, 3, 4, 5, 6, 7, 8});
+  const StatelessResetToken before = tokens.token_for(cid);
+  EXPECT_FALSE(tokens.rekey(Bytes(31, 1)));
+  EXPECT_FALSE(tokens.rekey(Bytes(65, 1)));
+  EXPECT_EQ(tokens.token_for(cid), before);
+  const Bytes other_key(64, 0x29);
+  ASSERT_TRUE(tokens.rekey(other_key));
+  EXPECT_EQ(tokens.token_for(cid), StatelessResetTokens(other_key).token_for(cid));
+  EXPECT_NE(tokens.token_for(cid), before);
+}
+
+TEST(AddressTokensClaimedType, ReadsTheClearFirstByte) {
+  EXPECT_EQ(AddressTokens::claimed_type(Bytes{0x11}), AddressTokenType::kRetry);
+  EXPECT_EQ(AddressTokens::claimed_type(Bytes{0x12, 0}), AddressTokenType::kNewToken);
+  EXPECT_EQ(AddressTokens::claimed_type(Bytes{0x13}), std::nullopt);  // unknown type
+  EXPECT_EQ(AddressTokens::claimed_type(Bytes{0x10}), std::nullopt);
+  EXPECT_EQ(AddressTokens::claimed_type(Bytes{0x21}), std::nullopt);  // unknown format
+  EXPECT_EQ(AddressTokens::claimed_type(Bytes{}), std::nullopt);
 }
 
 }  // namespace

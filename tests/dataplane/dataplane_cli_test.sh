@@ -14,7 +14,8 @@ fail() { echo "FAIL: $*"; exit 1; }
 
 out=$("$bin" --help) || fail "--help exited $?"
 for flag in --backend --listen --cert --key --root --cores --poll --retry --max-connections \
-  --max-half-open-per-address --cc --gso --qlog-dir --qlog-max-mb --stats --drain-timeout --eal; do
+  --max-half-open-per-address --cc --gso --qlog-dir --qlog-max-mb --stats --drain-timeout --eal \
+  --server-id --host-key --ticket-key --metrics; do
   grep -q -- "$flag" <<<"$out" || fail "--help does not mention $flag"
 done
 
@@ -74,6 +75,60 @@ openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 -su
 openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$work/b.key" >/dev/null 2>&1 ||
   fail "openssl"
 expect_error "match" --listen=127.0.0.1:$port --cert="$work/a.pem" --key="$work/b.key"
+
+# Fleet flags: server ID, host secrets, ticket keys.
+expect_error "--server-id=zz: expected 1 to 8 bytes" --server-id=zz
+expect_error "--server-id=abc: expected 1 to 8 bytes" --server-id=abc
+expect_error "--server-id=0x01: expected 1 to 8 bytes" --server-id=0x01
+expect_error "--server-id=: expected 1 to 8 bytes" --server-id=
+expect_error "--server-id=010203040506070809: expected" --server-id=010203040506070809
+head -c 32 /dev/urandom >"$work/host.key"
+head -c 31 /dev/urandom >"$work/short.key"
+head -c 48 /dev/urandom >"$work/ticket48.key"
+head -c 47 /dev/urandom >"$work/ticket47.key"
+expect_error "--host-key=$work/missing.key" --listen=127.0.0.1:$port --host-key="$work/missing.key"
+expect_error "short.key: .*31 bytes" --listen=127.0.0.1:$port --host-key="$work/short.key"
+expect_error "--host-key: at most 4" $(for _ in 1 2 3 4 5; do echo --host-key="$work/host.key"; done)
+expect_error "--ticket-key=$work/missing.key" --listen=127.0.0.1:$port \
+  --ticket-key="$work/missing.key"
+expect_error "ticket47.key: .*47 bytes; expected 48 or 80" --listen=127.0.0.1:$port \
+  --ticket-key="$work/ticket47.key"
+expect_error "--ticket-key: at most 8" \
+  $(for _ in 1 2 3 4 5 6 7 8 9; do echo --ticket-key="$work/ticket48.key"; done)
+
+# Good fleet flags: the server starts and its banner says what it took.
+"$bin" --listen=127.0.0.1:$port --server-id=0a0b0c --host-key="$work/host.key" \
+  --ticket-key="$work/ticket48.key" >"$work/fleet.out" 2>&1 &
+fleet_pid=$!
+pids+=($fleet_pid)
+for _ in $(seq 1 100); do grep -q "server ID" "$work/fleet.out" && break; sleep 0.1; done
+grep -q "server ID 0a0b0c" "$work/fleet.out" || fail "banner: $(cat "$work/fleet.out")"
+grep -q "host.key" "$work/fleet.out" || fail "banner names no host key: $(cat "$work/fleet.out")"
+grep -q "ticket48.key" "$work/fleet.out" || fail "banner names no ticket key"
+kill -TERM $fleet_pid
+wait $fleet_pid || fail "the fleet-flag server exited $?"
+
+# --metrics: bad addresses, and a TCP port another process listens on.
+expect_error "--metrics=nowhere" --metrics=nowhere
+expect_error "--metrics=127.0.0.1:99999" --metrics=127.0.0.1:99999
+expect_error "--metrics=127.0.0.1:0" --metrics=127.0.0.1:0
+expect_error "--metrics=::1:9100" --metrics=::1:9100
+expect_error "--metrics needs a value" --metrics
+python3 -c "
+import os, socket, time
+s = socket.socket()
+s.bind(('127.0.0.1', 0))
+s.listen()
+open('$work/tcp_port.tmp', 'w').write(str(s.getsockname()[1]))
+os.rename('$work/tcp_port.tmp', '$work/tcp_port')
+time.sleep(30)
+" &
+pids+=($!)
+for _ in $(seq 1 100); do [[ -e $work/tcp_port ]] && break; sleep 0.1; done
+[[ -e $work/tcp_port ]] || fail "the TCP port holder did not start"
+tcp_port=$(cat "$work/tcp_port")
+expect_error "--metrics=127.0.0.1:$tcp_port: Address already in use" --listen=127.0.0.1:$port \
+  --metrics=127.0.0.1:$tcp_port
 
 # A port another process holds, even one that set SO_REUSEPORT.
 python3 -c "

@@ -29,8 +29,11 @@ struct Shared {
     crypto::TlsServerConfig server;
     server.certificate = &certificate;
     server.alpn_protocols = {"h3", "perf"};
-    server.ticket_keys = crypto::TicketKeys{};
-    server.ticket_keys->fill(0x17);
+    crypto::TicketKey ticket_key;
+    ticket_key.name.fill(0x17);
+    ticket_key.hmac_key.assign(16, 0x17);
+    ticket_key.aes_key.assign(16, 0x17);
+    server.ticket_keys = {ticket_key};
     server_tls = crypto::TlsContext::create_server(server);
     crypto::TlsClientConfig client;
     client.verification = crypto::PeerVerification::kInsecureNoVerify;

@@ -158,6 +158,14 @@ def dpquic_system_libraries():
         required_files = ["/usr/include/nghttp3/nghttp3.h"],
     )
     system_library(
+        name = "microhttpd",
+        package = "libmicrohttpd-dev",
+        pkg_config = "libmicrohttpd",
+        required_files = ["/usr/include/microhttpd.h"],
+        # The metrics endpoint's HTTP server, off the packet cores.
+        visibility_to = ["@//dataplane:__subpackages__", "@//tests:__subpackages__"],
+    )
+    system_library(
         name = "gtest",
         package = "libgtest-dev",
         required_files = ["/usr/include/gtest/gtest.h", _MULTIARCH_LIB_DIR + "/libgtest.a"],

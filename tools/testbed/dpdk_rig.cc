@@ -121,7 +121,7 @@ void DpdkRig::start_servers(uint16_t port_id) {
   crypto::TlsServerConfig server_tls;
   server_tls.certificate = &certificate_;
   server_tls.alpn_protocols = {"perf"};
-  server_tls.ticket_keys = crypto::random_ticket_keys();
+  server_tls.ticket_keys = {crypto::random_ticket_key()};
   InterfaceAddresses interface = ring_interface(*server_port_, server_address());
   interface.gateway4 = options_.server_gateway4;
   for (uint16_t q = 0; q < options_.server_shards; ++q) {

@@ -41,8 +41,11 @@ PairOptions::PairOptions() {
   client_tls.verification = crypto::PeerVerification::kInsecureNoVerify;
   client_tls.alpn_protocols = {"perf"};
   server_tls.alpn_protocols = {"h3", "perf"};
-  server_tls.ticket_keys = crypto::TicketKeys{};
-  server_tls.ticket_keys->fill(0x17);
+  crypto::TicketKey ticket_key;
+  ticket_key.name.fill(0x17);
+  ticket_key.hmac_key.assign(16, 0x17);
+  ticket_key.aes_key.assign(16, 0x17);
+  server_tls.ticket_keys = {ticket_key};
 }
 
 namespace {

@@ -1,14 +1,18 @@
 // H3Server and H3Client end to end over the in-memory network: synthetic
-// bodies byte for byte, concurrency, HEAD, 404/405, loss, and connection
-// close failing open requests.
+// bodies byte for byte, concurrency, HEAD, 404/405 (425 in early data), loss,
+// and connection close failing open requests.
 
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "dataplane/app/body_source.h"
+#include "dataplane/app/h3_response.h"
+#include "dataplane/app/synthetic_body.h"
 #include "tests/dataplane/app/h3_test_pair.h"
 
 namespace dpquic::dataplane::testing {
@@ -97,6 +101,35 @@ TEST(H3ServerTest, OtherMethodsGet405WithAllow) {
     EXPECT_EQ(response.received, 0u);
   }
   EXPECT_EQ(h3.server.stats().responses_4xx, 2u);
+}
+
+// A request on a stream opened in 0-RTT may be a replay that another host of
+// the fleet cannot catch (docs/fleet.md): a method that is not safe gets 425
+// Too Early (RFC 8470) and no Allow field; the same method outside early
+// data gets 405; a GET in early data is served.
+TEST(H3ResponderTest, UnsafeMethodsInEarlyDataGet425) {
+  BufferPool pool(4096, 4);
+  const H3Responder responder(H3ResponderConfig{}, pool.adopt_static(synthetic_block()));
+  auto respond = [&](const std::string& method, bool early) {
+    H3RequestHead head;
+    head.method = method;
+    head.path = "/1000";
+    head.early_data = early;
+    auto response = std::make_unique<H3Response>();
+    responder.respond(head, 0, true, *response, nullptr, nullptr);
+    return response;
+  };
+  for (const char* method : {"POST", "PUT", "DELETE"}) {
+    const auto early = respond(method, true);
+    EXPECT_EQ(early->headers.status(), 425) << method;
+    EXPECT_FALSE(early->with_body) << method;
+    const auto late = respond(method, false);
+    EXPECT_EQ(late->headers.status(), 405) << method;
+  }
+  const auto get = respond("GET", true);
+  EXPECT_EQ(get->headers.status(), 200);
+  EXPECT_TRUE(get->with_body);
+  EXPECT_EQ(respond("HEAD", true)->headers.status(), 200);
 }
 
 TEST(H3ServerTest, UnknownAndMalformedPathsGet404) {

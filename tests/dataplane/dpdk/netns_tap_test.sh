@@ -14,11 +14,13 @@ netns_start dpq_test
 # (ip netns exec execs: $! is the dataplane itself, which the trap kills.)
 ip netns exec "$NS" "$DATAPLANE" --backend=dpdk \
   --eal="--no-huge -m 256 --no-pci --no-shconf --file-prefix=$PREFIX -l 0-1 --vdev=net_tap0,iface=dpq0" \
-  --ip=10.99.0.1/24 --ip6=fd00:99::1/64 --listen=0.0.0.0:4433 >"$WORK/server.log" 2>&1 &
+  --ip=10.99.0.1/24 --ip6=fd00:99::1/64 --listen=0.0.0.0:4433 --metrics=127.0.0.1:9100 \
+  >"$WORK/server.log" 2>&1 &
 SERVER_PID=$!
 PIDS+=("$SERVER_PID")
 await_log "$WORK/server.log" "certificate" "$SERVER_PID" dataplane
 grep -q "DPDK poll mode" "$WORK/server.log" || fail "no DPDK banner"
+grep -q "metrics on http://127.0.0.1:9100/metrics" "$WORK/server.log" || fail "no metrics banner"
 in_ns ip link show dpq0 >/dev/null || fail "no dpq0 in the namespace"
 in_ns ip addr add 10.99.0.2/24 dev dpq0 || fail "address v4"
 in_ns ip -6 addr add fd00:99::2/64 dev dpq0 nodad || fail "address v6"
@@ -73,6 +75,16 @@ assert stats["bytes_out"] > 20_000_000, stats
 assert stats["shards"] == 1, stats
 assert shards["0"]["handshakes"] == 2, shards
 PY
+
+# The same counters, and the handshake histogram, over --metrics (its
+# HTTP server listens on the namespace's loopback, off the DPDK port).
+metrics=$(in_ns python3 -c '
+import urllib.request
+print(urllib.request.urlopen("http://127.0.0.1:9100/metrics", timeout=5).read().decode())
+' 2>&1) || fail "GET /metrics: $metrics"
+grep -qx 'dpquic_handshakes_total{shard="0"} 2' <<<"$metrics" || fail "metrics: $metrics"
+grep -qx 'dpquic_handshake_duration_seconds_count{shard="0"} 2' <<<"$metrics" ||
+  fail "metrics: $metrics"
 
 stop_by_signal INT "$SERVER_PID" dataplane
 grep -q "dataplane: stopped" "$WORK/server.log" || fail "no clean stop"

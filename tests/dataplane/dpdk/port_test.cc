@@ -277,6 +277,7 @@ void set_counters(ShardCounters& counters, uint64_t base) {
   counters.gso_fallbacks = base + 11;
   counters.version_negotiations = base + 12;
   counters.half_open_dropped = base + 13;
+  counters.stateless_resets = base + 14;
 }
 
 int call_handler(int (*handler)(const char*, const char*, rte_tel_data*), const char* command) {
@@ -299,10 +300,10 @@ TEST(Telemetry, NamesEveryCounter) {
   snapshot.add(counters);
   const auto named = telemetry_counters(snapshot);
   const std::array<const char*, kTelemetryCounterCount> names = {
-      "connections",      "handshakes", "datagrams_in",  "datagrams_out",
-      "bytes_in",         "bytes_out",  "drops",         "retries",
-      "refused",          "steered",    "gso_fallbacks", "version_negotiations",
-      "half_open_dropped"};
+      "connections",       "handshakes",      "datagrams_in",  "datagrams_out",
+      "bytes_in",          "bytes_out",       "drops",         "retries",
+      "refused",           "steered",         "gso_fallbacks", "version_negotiations",
+      "half_open_dropped", "stateless_resets"};
   for (size_t i = 0; i < names.size(); ++i) {
     EXPECT_STREQ(named[i].name, names[i]);
     EXPECT_EQ(named[i].value, 101 + i);
@@ -332,6 +333,7 @@ TEST(Telemetry, HandlersReportTheSourceAndAnswerWithoutOne) {
   EXPECT_EQ(total.drops, 7u + 77 + 2007);
   EXPECT_EQ(total.version_negotiations, 12u + 1012 + 2012);
   EXPECT_EQ(total.half_open_dropped, 13u + 1013 + 2013);
+  EXPECT_EQ(total.stateless_resets, 14u + 1014 + 2014);
   const auto named_total = telemetry_counters(total);
   for (size_t i = 0; i < named_total.size(); ++i) {
     if (std::string(named_total[i].name) == "drops") continue;

@@ -44,7 +44,7 @@ TEST(ShardTest, SteersDatagramsOfMigratedClientsToTheOwningShard) {
   crypto::TlsServerConfig server_tls;
   server_tls.certificate = &certificate;
   server_tls.alpn_protocols = {"perf"};
-  server_tls.ticket_keys = crypto::random_ticket_keys();
+  server_tls.ticket_keys = {crypto::random_ticket_key()};
   const uint16_t port = free_port();
 
   std::vector<std::unique_ptr<crypto::TlsContext>> tls;

@@ -253,6 +253,24 @@ TEST_F(RetryTest, RefusesInvalidInput) {
             0u);
 }
 
+// What tokens bind to: encode() is family, port and IP (Retry tokens);
+// encode_ip() the same without the port (NEW_TOKEN tokens).
+TEST(TokenAddressTest, EncodeIpOmitsThePort) {
+  uint8_t full[conn::SocketAddress::kEncodedMax];
+  uint8_t ip_only[conn::SocketAddress::kEncodedIpMax];
+  const auto v4 = conn::SocketAddress::ipv4(192, 0, 2, 7, 0x1151);
+  ASSERT_EQ(v4.encode(full), 7u);
+  EXPECT_EQ(Bytes(full, full + 7), (Bytes{4, 0x11, 0x51, 192, 0, 2, 7}));
+  ASSERT_EQ(v4.encode_ip(ip_only), 5u);
+  EXPECT_EQ(Bytes(ip_only, ip_only + 5), (Bytes{4, 192, 0, 2, 7}));
+  const auto v6 = conn::SocketAddress::ipv6(
+      {0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x09}, 443);
+  ASSERT_EQ(v6.encode_ip(ip_only), 17u);
+  EXPECT_EQ(Bytes(ip_only, ip_only + 17), from_hex("06 20010db8 00000000 00000000 00000009"));
+  // Too small a buffer: nothing written.
+  EXPECT_EQ(v6.encode_ip(std::span<uint8_t>(ip_only, 16)), 0u);
+}
+
 TEST_F(RetryTest, InitialTokenActions) {
   std::array<uint8_t, kMaxRetryLength> out{};
   const size_t length = write_retry(integrity_, tokens_, wire::kVersion1, client_, client_dcid_,
@@ -282,21 +300,42 @@ TEST_F(RetryTest, InitialTokenActions) {
       InitialTokenAction::kCloseInvalidToken);
   EXPECT_EQ(detail, crypto::TokenValidation::kExpired);
 
-  // A NEW_TOKEN token from another address: proceed unvalidated.
-  uint8_t address[conn::SocketAddress::kEncodedMax];
-  const size_t address_length = moved.encode(address);
+  // The same host from another port: a Retry token binds the port too.
+  conn::SocketAddress other_port = client_;
+  other_port.port = 44322;
+  EXPECT_EQ(check_initial_token(tokens_, retry_token, other_port, kNowUs, validated, &detail),
+            InitialTokenAction::kCloseInvalidToken);
+  EXPECT_EQ(detail, crypto::TokenValidation::kWrongAddress);
+
+  // A NEW_TOKEN token is bound to the IP only (family, then the 4 bytes).
+  uint8_t address[conn::SocketAddress::kEncodedIpMax];
+  const size_t address_length = moved.encode_ip(address);
+  ASSERT_EQ(Bytes(address, address + address_length), (Bytes{4, 192, 0, 2, 8}));
   uint8_t new_token[crypto::kMaxAddressTokenLength];
   const size_t new_token_length =
       tokens_.issue(crypto::AddressTokenType::kNewToken, {address, address_length},
                     wire::ConnectionId(), kNowUs, new_token);
   ASSERT_GT(new_token_length, 0u);
   const std::span<const uint8_t> new_token_span(new_token, new_token_length);
+  // From another IP: proceed unvalidated.
   EXPECT_EQ(check_initial_token(tokens_, new_token_span, client_, kNowUs, validated, &detail),
             InitialTokenAction::kUnvalidated);
   EXPECT_EQ(detail, crypto::TokenValidation::kWrongAddress);
-  EXPECT_EQ(check_initial_token(tokens_, new_token_span, moved, kNowUs, validated, &detail),
-            InitialTokenAction::kValidated);
-  EXPECT_EQ(validated.type, crypto::AddressTokenType::kNewToken);
+  // From that IP, whatever the port (a later connection has a new socket).
+  for (const uint16_t port : {uint16_t{44321}, uint16_t{50000}, uint16_t{1}}) {
+    conn::SocketAddress later = moved;
+    later.port = port;
+    EXPECT_EQ(check_initial_token(tokens_, new_token_span, later, kNowUs, validated, &detail),
+              InitialTokenAction::kValidated)
+        << port;
+    EXPECT_EQ(validated.type, crypto::AddressTokenType::kNewToken);
+  }
+  // Expired: proceed unvalidated (no INVALID_TOKEN for a NEW_TOKEN token).
+  const uint64_t new_token_lifetime = crypto::AddressTokenLifetimes{}.new_token;
+  EXPECT_EQ(check_initial_token(tokens_, new_token_span, moved, kNowUs + new_token_lifetime + 1,
+                                validated, &detail),
+            InitialTokenAction::kUnvalidated);
+  EXPECT_EQ(detail, crypto::TokenValidation::kExpired);
 
   // Tampered (claims to be a Retry token but does not authenticate) and
   // garbage: their claims cannot be trusted, so proceed unvalidated.

@@ -240,12 +240,17 @@ TEST(RetryTest, AddressTokensOnlyValidateTheirOwnAddress) {
   crypto::AddressTokens tokens(mb, key);
   const SocketAddress a = SocketAddress::ipv4(10, 0, 0, 1, 50000);
   const SocketAddress b = SocketAddress::ipv4(10, 0, 0, 1, 50001);
+  const SocketAddress c = SocketAddress::ipv4(10, 0, 0, 2, 50000);
   const uint64_t now_us = 5'000'000;
-  uint8_t encoded[SocketAddress::kEncodedMax];
-  const size_t encoded_length = a.encode(encoded);
   const wire::ConnectionId odcid(std::vector<uint8_t>(8, 0x33));
 
   for (auto type : {crypto::AddressTokenType::kRetry, crypto::AddressTokenType::kNewToken}) {
+    // What each type binds: a Retry token IP and port, a NEW_TOKEN token the
+    // IP only (the Retry's connection continues on its socket; a NEW_TOKEN
+    // token comes back on a later connection's, RFC 9000 §8.1.3).
+    const bool retry = type == crypto::AddressTokenType::kRetry;
+    uint8_t encoded[SocketAddress::kEncodedMax];
+    const size_t encoded_length = retry ? a.encode(encoded) : a.encode_ip(encoded);
     std::array<uint8_t, crypto::kMaxAddressTokenLength> token;
     const size_t length = tokens.issue(type, {encoded, encoded_length}, odcid, now_us, token);
     ASSERT_NE(length, 0u);
@@ -253,13 +258,15 @@ TEST(RetryTest, AddressTokensOnlyValidateTheirOwnAddress) {
     EXPECT_EQ(endpoint::check_initial_token(tokens, {token.data(), length}, a, now_us + 1, out),
               endpoint::InitialTokenAction::kValidated);
     EXPECT_EQ(out.type, type);
-    // Another port of the same host: no validation. A Retry token closes
-    // the attempt (the client takes no second Retry); a NEW_TOKEN token is
-    // treated as absent (RFC 9000 §8.1.3).
+    // Another port of the same host: a Retry token closes the attempt (the
+    // client takes no second Retry); a NEW_TOKEN token validates it.
     EXPECT_EQ(endpoint::check_initial_token(tokens, {token.data(), length}, b, now_us + 1, out),
-              type == crypto::AddressTokenType::kRetry
-                  ? endpoint::InitialTokenAction::kCloseInvalidToken
-                  : endpoint::InitialTokenAction::kUnvalidated);
+              retry ? endpoint::InitialTokenAction::kCloseInvalidToken
+                    : endpoint::InitialTokenAction::kValidated);
+    // Another host: the NEW_TOKEN token is treated as absent (§8.1.3).
+    EXPECT_EQ(endpoint::check_initial_token(tokens, {token.data(), length}, c, now_us + 1, out),
+              retry ? endpoint::InitialTokenAction::kCloseInvalidToken
+                    : endpoint::InitialTokenAction::kUnvalidated);
   }
 }
 
