@@ -28,6 +28,8 @@ packages=(
   iproute2 iputils-ping dpdk-dev
   # The load balancer of docs/fleet.md (nftables), checked by its test.
   nftables
+  # A real Prometheus scrapes the fleet test's hosts (tests/dataplane/fleet).
+  prometheus
   # Benchmark charts (tools/bench/charts.py).
   gnuplot-nox
   # The HTTP/3 file server's MIME map (/etc/mime.types).

@@ -50,6 +50,8 @@ struct H3Client::Connection {
   std::vector<nghttp3_nv> fields;  // a request's header fields while it is submitted
   bool in_limited = false;
   bool goaway_received = false;  // requests not sent yet will not be taken
+  bool goaway_pending = false;   // a GOAWAY read but not yet applied
+  uint64_t goaway_id = 0;        // the lowest stream ID a GOAWAY named
 
   uint64_t request_on_stream(int64_t stream_id) const {
     auto it = by_stream.find(stream_id);
@@ -168,6 +170,13 @@ bool H3Client::cancel(endpoint::ConnectionHandle handle, uint64_t request_id) {
   return true;
 }
 
+bool H3Client::accepts_requests(endpoint::ConnectionHandle handle) {
+  if (const Connection* connection = find(handle)) {
+    return !connection->goaway_received && !connection->session.failed();
+  }
+  return endpoint_.is_open(handle);
+}
+
 void H3Client::mark_ready(Connection& connection) { ready_.mark(connection.session); }
 
 void H3Client::queue_reap(Connection& connection, Request& request) {
@@ -180,6 +189,8 @@ void H3Client::complete(Connection&, Request& request, H3Outcome outcome) {
   request.completed = true;
   if (outcome.result == H3Result::kOk) {
     ++stats_.completed_ok;
+  } else if (outcome.result == H3Result::kRefused) {
+    ++stats_.refused;
   } else {
     ++stats_.failed;
   }
@@ -252,6 +263,7 @@ void H3Client::on_stream_readable(Instant now, Connection& connection, uint64_t 
   } else {
     const int rv = session.read_stream(stream_id, scratch_, fin);
     if (rv < 0) return fail(now, connection, rv);
+    if (connection.goaway_pending) apply_goaway(connection);
   }
   mark_ready(connection);
 }
@@ -272,8 +284,41 @@ void H3Client::on_stream_reset(Instant now, Connection& connection, uint64_t str
   Request* request = request_on(connection, id);
   if (request == nullptr) return;
   request->read_done = true;
-  complete(connection, *request, H3Outcome{H3Result::kReset, code});
+  // RFC 9114 §8.1: a rejected request was not processed (nothing of a
+  // response may have come).
+  const bool rejected = code == NGHTTP3_H3_REQUEST_REJECTED && request->status == 0;
+  complete(connection, *request, H3Outcome{rejected ? H3Result::kRefused : H3Result::kReset, code});
   queue_reap(connection, *request);
+}
+
+void H3Client::apply_goaway(Connection& connection) {
+  connection.goaway_pending = false;
+  const uint64_t last = connection.goaway_id;
+  if (goaway_handler_ != nullptr) goaway_handler_->on_goaway(connection.session.handle(), last);
+  std::vector<uint64_t> refused(connection.queued.begin(), connection.queued.end());
+  connection.queued.clear();
+  for (const auto& [stream, id] : connection.by_stream) {
+    if (static_cast<uint64_t>(stream) >= last) refused.push_back(id);
+  }
+  std::sort(refused.begin(), refused.end());
+  for (uint64_t id : refused) refuse(connection, id);
+}
+
+void H3Client::refuse(Connection& connection, uint64_t id) {
+  auto it = requests_.find(id);
+  if (it == requests_.end() || it->second->completed || it->second->status != 0) return;
+  const H3Outcome refused{H3Result::kRefused, NGHTTP3_H3_REQUEST_REJECTED};
+  if (it->second->stream_id < 0) {
+    // Never sent: nothing to settle on the connection.
+    std::unique_ptr<Request> request = std::move(it->second);
+    requests_.erase(it);
+    complete(connection, *request, refused);
+    return;
+  }
+  // Sent: reap() cancels both directions of its stream, then forgets it.
+  Request& request = *it->second;
+  complete(connection, request, refused);
+  queue_reap(connection, request);
 }
 
 void H3Client::on_zero_rtt_rejected(Instant now, Connection& connection) {
@@ -442,9 +487,7 @@ void H3Client::send_queued(Instant now, Connection& connection) {
       // RFC 9114 §5.2: the server takes no new request on this connection;
       // the request was not processed and may be sent elsewhere.
       connection.queued.pop_front();
-      std::unique_ptr<Request> refused = std::move(it->second);
-      requests_.erase(it);
-      complete(connection, *refused, H3Outcome{H3Result::kReset, NGHTTP3_H3_REQUEST_REJECTED});
+      refuse(connection, request.id);
       continue;
     }
     const std::optional<uint64_t> stream =
@@ -494,9 +537,13 @@ bool H3Client::update_priority(endpoint::ConnectionHandle handle, uint64_t reque
 
 // --- nghttp3 callbacks --------------------------------------------------------------------------
 
-int H3Client::cb_shutdown(nghttp3_conn*, int64_t, void* conn_user_data) {
+int H3Client::cb_shutdown(nghttp3_conn*, int64_t id, void* conn_user_data) {
+  // Applied once nghttp3 has returned (apply_goaway): handlers run outside
+  // its callbacks.
   auto* connection = static_cast<Connection*>(conn_user_data);
   connection->goaway_received = true;
+  connection->goaway_pending = true;
+  connection->goaway_id = static_cast<uint64_t>(id);
   ++connection->owner.client().stats_.goaways_received;
   return 0;
 }

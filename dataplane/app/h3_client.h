@@ -8,9 +8,11 @@
 // connection is created at the first event of the handle or the first
 // request, whichever comes first. If the server refuses 0-RTT, every request
 // not yet answered is sent again; when the connection closes, every open
-// request completes with kConnectionClosed. After the server's GOAWAY,
-// requests not yet sent complete with kReset and H3_REQUEST_REJECTED (safe
-// to send on another connection).
+// request completes with kConnectionClosed. A server's GOAWAY (RFC 9114
+// §5.2) goes to the H3GoawayHandler: the connection takes no new request,
+// and the requests the server did not process (not sent yet, or on a stream
+// at or above the GOAWAY's ID) complete with kRefused, for the owner to send
+// on another connection; the others complete as usual.
 //
 // Handlers are called from on_event()/pump(); they may call request() (it
 // only queues). Lifetime as for H3Server: destroy the client after
@@ -52,6 +54,10 @@ enum class H3Result : uint8_t {
   kReset,             // the server reset the response stream (error_code)
   kConnectionClosed,  // the connection ended first (error_code: its close code)
   kProtocolError,     // malformed response or HTTP/3 error (error_code: H3 code)
+  // Not processed by the server, and nothing of a response arrived: its
+  // GOAWAY came first or named a lower stream ID, or it reset the stream
+  // with H3_REQUEST_REJECTED (error_code). Safe to send on another connection.
+  kRefused,
 };
 
 struct H3Outcome {
@@ -75,6 +81,18 @@ class H3ResponseHandler {
   virtual void on_complete(uint64_t request_id, H3Outcome outcome) = 0;
 };
 
+// Told when a server stops taking requests on a connection (GOAWAY).
+class H3GoawayHandler {
+ public:
+  virtual ~H3GoawayHandler() = default;
+  // From now on the connection takes no new request (accepts_requests() is
+  // false). Requests not sent yet and those on streams at or above
+  // `stream_id` without a response complete with kRefused right after this
+  // call. Once per GOAWAY frame: a draining server sends two, the second
+  // with the lower ID.
+  virtual void on_goaway(endpoint::ConnectionHandle handle, uint64_t stream_id) = 0;
+};
+
 struct H3ClientConfig {
   // Buffers for the bytes sent (HEADERS, control and QPACK streams).
   size_t chunk_size = 16 * 1024;
@@ -86,6 +104,7 @@ struct H3ClientStats {
   uint64_t requests_sent = 0;  // a request sent twice after a 0-RTT refusal counts twice
   uint64_t completed_ok = 0;
   uint64_t failed = 0;
+  uint64_t refused = 0;  // completed with kRefused
   uint64_t body_bytes_received = 0;
   uint64_t zero_rtt_resends = 0;
   uint64_t goaways_received = 0;  // GOAWAY frames (RFC 9114 §5.2)
@@ -112,6 +131,11 @@ class H3Client final : public Application {
   // dropped). The request is complete at once and its handler is not called
   // again. False when `request_id` names no open request of `handle`.
   bool cancel(endpoint::ConnectionHandle handle, uint64_t request_id);
+  // Whether `handle` is a live connection that takes new requests (no
+  // GOAWAY received, no HTTP/3 error).
+  bool accepts_requests(endpoint::ConnectionHandle handle);
+  // Null (the default): GOAWAYs show only as kRefused outcomes.
+  void set_goaway_handler(H3GoawayHandler* handler) { goaway_handler_ = handler; }
 
   void on_event(Instant now, const endpoint::EndpointEvent& event) override;
   void pump(Instant now) override;
@@ -136,6 +160,10 @@ class H3Client final : public Application {
   void on_stream_readable(Instant now, Connection& connection, uint64_t stream_id);
   void on_stream_reset(Instant now, Connection& connection, uint64_t stream_id, uint64_t code);
   void on_zero_rtt_rejected(Instant now, Connection& connection);
+  // After a GOAWAY frame was read: the handler, then the refused requests.
+  void apply_goaway(Connection& connection);
+  // Completes request `id` with kRefused unless its response has begun.
+  void refuse(Connection& connection, uint64_t id);
   void on_closed(endpoint::ConnectionHandle handle, uint64_t code);
   void fail(Instant now, Connection& connection, int liberr);
   void complete(Connection& connection, Request& request, H3Outcome outcome);
@@ -165,6 +193,7 @@ class H3Client final : public Application {
   std::vector<std::unique_ptr<Connection>> connections_;             // by handle
   std::unordered_map<uint64_t, std::unique_ptr<Request>> requests_;  // by id
   H3ReadyList ready_;  // connections with writing to do
+  H3GoawayHandler* goaway_handler_ = nullptr;
   // Requests queued but the peer's stream limit reached: tried each pump
   // (no event tells when MAX_STREAMS raised it).
   std::vector<endpoint::ConnectionHandle> stream_limited_;

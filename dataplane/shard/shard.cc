@@ -38,6 +38,7 @@ Shard::Shard(const ShardConfig& config, crypto::TlsContext& tls)
     options.reuse_port = config_.reuse_port;
     options.gso = config_.gso;
     sockets_.push_back(std::make_unique<UdpSocket>(options));
+    socket_index_.emplace(sockets_.back()->local(), sockets_.size() - 1);
   }
   if (config_.steering_ring_slots == 0 && config_.shard_count > 1) {
     config_.steering_ring_slots = std::max<size_t>(16, 512 / (config_.shard_count - 1));
@@ -54,10 +55,10 @@ Shard::Shard(const ShardConfig& config, crypto::TlsContext& tls)
   epoll_event event{};
   event.events = EPOLLIN;
   for (size_t i = 0; registered && i < sockets_.size(); ++i) {
-    event.data.u64 = i;
+    event.data.ptr = sockets_[i].get();
     registered = epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, sockets_[i]->fd(), &event) == 0;
   }
-  event.data.u64 = UINT64_MAX;
+  event.data.ptr = nullptr;  // the wake eventfd
   registered = registered && epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, wake_fd_, &event) == 0;
   if (!registered) {
     const int error = errno;
@@ -80,21 +81,57 @@ Shard::~Shard() {
   if (wake_fd_ >= 0) close(wake_fd_);
 }
 
-const UdpSocket& Shard::add_socket(const conn::SocketAddress& address) {
+const UdpSocket& Shard::add_socket(const conn::SocketAddress& address, size_t receive_batch) {
   UdpSocketOptions options;
   options.bind = address;
   options.reuse_port = false;
   options.gso = config_.gso;
+  options.receive_batch = receive_batch;
   sockets_.push_back(std::make_unique<UdpSocket>(options));
   epoll_event event{};
   event.events = EPOLLIN;
-  event.data.u64 = sockets_.size() - 1;
+  event.data.ptr = sockets_.back().get();
   if (epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, sockets_.back()->fd(), &event) != 0) {
     const int error = errno;
     sockets_.pop_back();
     throw std::runtime_error(std::string("shard: epoll_ctl: ") + std::strerror(error));
   }
+  socket_index_.emplace(sockets_.back()->local(), sockets_.size() - 1);
+  if (sockets_.size() == kScannedSockets + 1) {
+    // From now on only readable sockets are read: keep those with datagrams left.
+    for (auto& socket : sockets_) {
+      if (socket->has_pending()) carried_.push_back(socket.get());
+    }
+  }
   return *sockets_.back();
+}
+
+bool Shard::remove_socket(const conn::SocketAddress& local) {
+  const auto it = socket_index_.find(local);
+  if (it == socket_index_.end()) return false;
+  const size_t index = it->second;
+  socket_index_.erase(it);
+  UdpSocket* socket = sockets_[index].get();
+  epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, socket->fd(), nullptr);
+  std::erase(carried_, socket);
+  const UdpSocketStats& s = socket->stats();
+  removed_.datagrams_received += s.datagrams_received;
+  removed_.datagrams_sent += s.datagrams_sent;
+  removed_.bytes_received += s.bytes_received;
+  removed_.bytes_sent += s.bytes_sent;
+  removed_.receive_truncated += s.receive_truncated;
+  removed_.gso_fallbacks += s.gso_fallbacks;
+  if (index + 1 != sockets_.size()) {
+    sockets_[index] = std::move(sockets_.back());
+    socket_index_[sockets_[index]->local()] = index;
+  }
+  sockets_.pop_back();
+  return true;
+}
+
+void Shard::clear_wake() {
+  uint64_t value;
+  [[maybe_unused]] ssize_t r = read(wake_fd_, &value, sizeof(value));
 }
 
 void Shard::wake() {
@@ -166,16 +203,17 @@ bool Shard::receive_socket(Instant now, UdpSocket& socket) {
 }
 
 UdpSocket* Shard::socket_for(const conn::SocketAddress& local) {
-  UdpSocket* wildcard = nullptr;
+  if (const auto it = socket_index_.find(local); it != socket_index_.end()) {
+    return sockets_[it->second].get();
+  }
   for (auto& socket : sockets_) {
     const conn::SocketAddress& bound = socket->local();
-    if (bound == local) return socket.get();
     if (bound.family == local.family && bound.port == local.port &&
         bound.ip == conn::SocketAddress().ip) {
-      wildcard = socket.get();
+      return socket.get();
     }
   }
-  return wildcard;
+  return nullptr;
 }
 
 bool Shard::transmit(Instant now) {
@@ -228,7 +266,9 @@ bool Shard::transmit(Instant now) {
 
 void Shard::publish_counters() {
   const auto& stats = core_.endpoint().stats();
-  uint64_t in = 0, out = 0, bytes_in = 0, bytes_out = 0, truncated = 0, fallbacks = 0;
+  uint64_t in = removed_.datagrams_received, out = removed_.datagrams_sent,
+           bytes_in = removed_.bytes_received, bytes_out = removed_.bytes_sent,
+           truncated = removed_.receive_truncated, fallbacks = removed_.gso_fallbacks;
   for (const auto& socket : sockets_) {
     const UdpSocketStats& s = socket->stats();
     in += s.datagrams_received;
@@ -258,8 +298,37 @@ void Shard::publish_counters() {
 
 bool Shard::receive(Instant now) {
   bool any = false;
-  for (auto& socket : sockets_) any |= receive_socket(now, *socket);
+  if (sockets_.size() > kScannedSockets) {
+    any = receive_ready(now);
+  } else {
+    for (auto& socket : sockets_) any |= receive_socket(now, *socket);
+  }
   any |= drain_steered(now);
+  return any;
+}
+
+bool Shard::receive_ready(Instant now) {
+  bool any = false;
+  size_t kept = 0;
+  for (UdpSocket* socket : carried_) {
+    any |= receive_socket(now, *socket);
+    if (socket->has_pending()) carried_[kept++] = socket;
+  }
+  carried_.resize(kept);
+  epoll_event events[kReceiveBatch];
+  const int n = epoll_wait(epoll_fd_, events, static_cast<int>(kReceiveBatch), 0);
+  for (int i = 0; i < n; ++i) {
+    auto* socket = static_cast<UdpSocket*>(events[i].data.ptr);
+    if (socket == nullptr) {
+      clear_wake();
+      continue;
+    }
+    any |= receive_socket(now, *socket);
+    if (socket->has_pending() &&
+        std::find(carried_.begin(), carried_.end(), socket) == carried_.end()) {
+      carried_.push_back(socket);
+    }
+  }
   return any;
 }
 
@@ -289,10 +358,7 @@ void Shard::wait(Instant limit) {
                          std::min<Duration>((wait + kMillisecond - 1) / kMillisecond, INT32_MAX)));
     }
     for (int i = 0; i < n; ++i) {
-      if (events[i].data.u64 == UINT64_MAX) {
-        uint64_t value;
-        [[maybe_unused]] ssize_t r = read(wake_fd_, &value, sizeof(value));
-      }
+      if (events[i].data.ptr == nullptr) clear_wake();
     }
   }
   sleeping_.store(false, std::memory_order_release);

@@ -16,6 +16,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <unordered_map>
 #include <vector>
 
 #include "crypto/tls_context.h"
@@ -90,9 +91,14 @@ class Shard final : private ShardIo {
   void wait(Instant limit);
   // Wakes the shard from wait() (any thread).
   void wake();
-  // Opens one more socket (a client's new local address for migration);
-  // throws std::runtime_error like the constructor.
-  const UdpSocket& add_socket(const conn::SocketAddress& address);
+  // Opens one more socket (a client's new local address for migration, or
+  // a source port of its own for each connection; UdpSocketOptions::
+  // receive_batch); throws std::runtime_error like the constructor.
+  const UdpSocket& add_socket(const conn::SocketAddress& address,
+                              size_t receive_batch = UdpSocket::kReceiveBatch);
+  // Closes the socket bound to `local` (the last one takes its place in
+  // sockets()); false when there is none.
+  bool remove_socket(const conn::SocketAddress& local);
   // Closes every connection of the endpoint with NO_ERROR.
   void close_all(Instant now);
 
@@ -105,6 +111,12 @@ class Shard final : private ShardIo {
  private:
   SpscRing<SteeredDatagram>& inbound_from(uint8_t producer) { return *inbound_[producer]; }
   bool receive_socket(Instant now, UdpSocket& socket);
+  // With more than kScannedSockets sockets (a client's, one per
+  // connection), receive() reads those epoll reports readable, and those a
+  // GRO batch left datagrams in (`carried_`), instead of trying them all.
+  static constexpr size_t kScannedSockets = 8;
+  bool receive_ready(Instant now);
+  void clear_wake();
   void deliver(Instant now, const conn::PathAddresses& path, transmit::EcnCodepoint ecn,
                std::span<uint8_t> bytes);
   bool steer(uint8_t owner, const conn::PathAddresses& path, transmit::EcnCodepoint ecn,
@@ -122,6 +134,13 @@ class Shard final : private ShardIo {
   ShardConfig config_;
   ShardCore core_;
   std::vector<std::unique_ptr<UdpSocket>> sockets_;
+  struct AddressHash {
+    size_t operator()(const conn::SocketAddress& a) const { return a.hash(); }
+  };
+  // Bound address -> index in sockets_.
+  std::unordered_map<conn::SocketAddress, size_t, AddressHash> socket_index_;
+  std::vector<UdpSocket*> carried_;
+  UdpSocketStats removed_;  // of sockets closed by remove_socket
   std::vector<std::unique_ptr<SpscRing<SteeredDatagram>>> inbound_;  // by producer core
   std::vector<Shard*> peers_;
   int epoll_fd_ = -1;

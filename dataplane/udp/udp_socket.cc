@@ -73,7 +73,8 @@ int cmsg_int(const cmsghdr* cmsg) {
 
 struct UdpSocket::Storage {
   // Receive side: one buffer per message, allocated once.
-  std::unique_ptr<uint8_t[]> buffers{new uint8_t[kReceiveBatch * kReceiveBufferBytes]};
+  size_t batch;  // receive messages in use, <= kReceiveBatch
+  std::unique_ptr<uint8_t[]> buffers{new uint8_t[batch * kReceiveBufferBytes]};
   std::array<mmsghdr, kReceiveBatch> receive_messages{};
   std::array<iovec, kReceiveBatch> receive_iovecs{};
   std::array<sockaddr_storage, kReceiveBatch> receive_names{};
@@ -104,8 +105,8 @@ struct UdpSocket::Storage {
   size_t send_control_base = 0;  // PKTINFO + TOS
   size_t send_control_gso = 0;   // ... + UDP_SEGMENT
 
-  Storage() {
-    for (size_t i = 0; i < kReceiveBatch; ++i) {
+  explicit Storage(size_t receive_batch) : batch(receive_batch) {
+    for (size_t i = 0; i < batch; ++i) {
       receive_iovecs[i].iov_base = buffers.get() + i * kReceiveBufferBytes;
       receive_iovecs[i].iov_len = kReceiveBufferBytes;
       msghdr& header = receive_messages[i].msg_hdr;
@@ -139,7 +140,8 @@ UdpSocket::UdpSocket(const UdpSocketOptions& options) : local_(options.bind) {
       fail("cannot read the bound address of", bind_address, errno);
     }
     local_ = from_sockaddr(reinterpret_cast<const sockaddr*>(&storage));
-    storage_ = std::make_unique<Storage>();
+    storage_ =
+        std::make_unique<Storage>(std::clamp<size_t>(options.receive_batch, 1, kReceiveBatch));
   } catch (...) {
     close_fd();
     throw;
@@ -228,7 +230,7 @@ size_t UdpSocket::receive(std::span<ReceivedDatagram> out) {
   // call, so the buffers they live in are not overwritten.
   if (has_pending()) return emit_pending(out);
 
-  const size_t batch = std::min(kReceiveBatch, out.size());
+  const size_t batch = std::min(s.batch, out.size());
   for (size_t i = 0; i < batch; ++i) {
     msghdr& header = s.receive_messages[i].msg_hdr;
     header.msg_namelen = sizeof(sockaddr_storage);

@@ -33,6 +33,10 @@ struct UdpSocketOptions {
   bool gso = true;
   int receive_buffer_bytes = 8 << 20;
   int send_buffer_bytes = 8 << 20;
+  // Messages one recvmmsg takes, 1..UdpSocket::kReceiveBatch, each into a
+  // buffer of its own (UdpSocket::kReceiveBufferBytes): fewer for a client
+  // with a socket per connection, whose sockets each carry one flow.
+  size_t receive_batch = 32;
 };
 
 struct ReceivedDatagram {
@@ -70,8 +74,9 @@ struct UdpSocketStats {
 
 class UdpSocket {
  public:
-  // Messages one recvmmsg takes, each into its own buffer of
-  // kReceiveBufferBytes (large enough for any UDP payload or GRO batch).
+  // Messages one recvmmsg takes at most (UdpSocketOptions::receive_batch),
+  // each into its own buffer of kReceiveBufferBytes (large enough for any
+  // UDP payload or GRO batch).
   static constexpr size_t kReceiveBatch = 32;
   static constexpr size_t kReceiveBufferBytes = 64 * 1024;
   // Limits of one UDP_SEGMENT sendmsg.
@@ -108,7 +113,7 @@ class UdpSocket {
 
   // Fills `out` with received datagrams and returns how many (0 when nothing
   // is pending). One call makes at most one recvmmsg of
-  // min(kReceiveBatch, out.size()) messages. A GRO message can split into
+  // min(receive_batch, out.size()) messages. A GRO message can split into
   // more datagrams than `out` has room for: the rest are kept in the socket's
   // buffers and returned, first, by the next call (which then makes no
   // system call), so nothing is lost whatever out.size() is. Such kept

@@ -1,5 +1,7 @@
 #include "tools/client/client_options.h"
 
+#include <stdexcept>
+#include <string>
 #include <string_view>
 
 #include "tools/client/client_rig.h"
@@ -22,7 +24,8 @@ constexpr char kUsage[] =
     "  --sni=NAME           server name sent in TLS (default localhost)\n"
     "  --version=1|2        QUIC version to start with (default 1); after Version\n"
     "                       Negotiation, one new attempt in a listed version\n"
-    "  --resume             then a second connection resuming the TLS session\n"
+    "  --resume             then a second connection resuming the TLS session (and\n"
+    "                       using a NEW_TOKEN), from a new local port\n"
     "  --0rtt               with --resume: send the requests in 0-RTT\n"
     "  --key-update         initiate a key update once 100 kB arrived\n"
     "  --migrate            move to a new local port once 100 kB arrived\n"
@@ -139,9 +142,12 @@ std::optional<ClientOptions> parse_client_options(int argc, char** argv, std::st
     error = "dpquic_client: no URL given (see --help)";
     return std::nullopt;
   }
-  options.local = loopback_for(options.server);
-  if (options.server.family == conn::AddressFamily::kIpv4 && options.server.ip[0] != 127) {
-    error = "dpquic_client: only loopback servers are supported (tests stay on this host)";
+  // The address the kernel routes the server from (loopback for a loopback
+  // server; a namespace's own address behind a test's load balancer).
+  try {
+    options.local = tools::local_address_for(options.server);
+  } catch (const std::runtime_error& e) {
+    error = std::string("dpquic_client: ") + e.what();
     return std::nullopt;
   }
   return options;

@@ -1,17 +1,23 @@
 // dpquic's client, driven from the command line for interop tests and
 // benchmarks: one connection per run (or two with --resume), h3 GETs or
 // perf downloads, bodies saved or verified, a one-line result per request.
+// When the server sends GOAWAY, the requests it refused go on a new
+// connection once the current one is done (one it refuses while draining is
+// tried again after a pause), all within --timeout.
 //
 //   dpquic_client [flags] URL...
 //     https://HOST:PORT/PATH  HTTP/3 GET        perf://HOST:PORT/N  perf download of N bytes
 #include <sys/stat.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
+#include <utility>
 #include <vector>
 
 #include "dataplane/app/h3_client.h"
@@ -19,6 +25,7 @@
 #include "dataplane/app/synthetic_body.h"
 #include "dataplane/shard/shard.h"
 #include "dataplane/udp/socket_address_conv.h"
+#include "quic/wire/errors.h"
 #include "tools/client/client_options.h"
 #include "tools/client/client_rig.h"
 
@@ -27,6 +34,11 @@ namespace {
 
 using dataplane::H3Outcome;
 using dataplane::H3Result;
+
+// GOAWAY rounds of one connection at most, and the pause before trying
+// again after a draining server refused the new connection.
+constexpr int kMaxGoawayRounds = 16;
+constexpr Duration kRefusedPause = 100 * kMillisecond;
 
 const char* cipher_name(std::optional<crypto::CipherSuite> suite) {
   if (!suite) return "none";
@@ -52,8 +64,9 @@ struct ConnectionFacts {
 // Where a download's bytes go: a file, a synthetic-body check, or nowhere.
 struct Download {
   std::string url;
+  std::string authority;
   std::string path;
-  uint64_t request_id = 0;
+  uint64_t request_id = 0;  // 0: not sent on the current connection
   int status = 0;
   uint64_t bytes = 0;
   bool synthetic_ok = true;
@@ -65,52 +78,85 @@ struct Download {
 
 class Run final : public dataplane::Application,
                   public dataplane::H3ResponseHandler,
+                  public dataplane::H3GoawayHandler,
                   public dataplane::PerfResponseHandler {
  public:
   Run(const ClientOptions& options, dataplane::Shard& shard)
-      : options_(options), shard_(shard), h3_(shard.endpoint()), perf_(shard.endpoint()) {}
+      : options_(options), shard_(shard), h3_(shard.endpoint()), perf_(shard.endpoint()) {
+    h3_.set_goaway_handler(this);
+  }
 
   // One connection: every URL, then a graceful close. True if all succeeded.
   // A Version Negotiation packet that lists a version we speak leads to one
-  // new attempt in that version (RFC 9368 §2.1), within the same timeout.
+  // new attempt in that version (RFC 9368 §2.1), within the same timeout;
+  // so does a GOAWAY that refused requests (at most kMaxGoawayRounds).
   bool connection(int attempt) {
     Instant now = dataplane::monotonic_now();
     const Instant deadline = now + options_.timeout;
     uint32_t version = options_.version;
     uint32_t negotiated_from = 0;
-    for (;;) {
-      if (!attempt_connection(now, deadline, version, negotiated_from)) {
+    downloads_.clear();
+    for (const Target& target : options_.targets) add_download(target);
+    bool goaway_round = false;
+    for (int round = 0;; ++round) {
+      if (!attempt_connection(now, deadline, version, negotiated_from, !goaway_round)) {
         return report_failure("the endpoint refused to open a connection");
       }
-      if (!closed_ || version_after_negotiation_ == 0 || negotiated_from != 0) break;
-      std::printf("connection %d: version negotiation from 0x%08x to 0x%08x\n", attempt, version,
-                  version_after_negotiation_);
-      negotiated_from = version;
-      version = version_after_negotiation_;
       now = dataplane::monotonic_now();
+      if (closed_ && version_after_negotiation_ != 0 && negotiated_from == 0) {
+        std::printf("connection %d: version negotiation from 0x%08x to 0x%08x\n", attempt, version,
+                    version_after_negotiation_);
+        negotiated_from = version;
+        version = version_after_negotiation_;
+        restart_downloads();  // they failed with the refused attempt
+        continue;
+      }
+      if (!after_goaway(attempt, round, now, deadline)) break;
+      goaway_round = true;
     }
     return finish_connection(attempt);
   }
 
-  // Opens the connection, runs it until it closed or `deadline`.
-  bool attempt_connection(Instant now, Instant deadline, uint32_t version,
-                          uint32_t negotiated_from) {
-    downloads_.clear();
-    established_ = closed_ = false;
+  // After a connection that got GOAWAY (or that a draining server refused):
+  // whether to open another one for the requests not done.
+  bool after_goaway(int attempt, int round, Instant now, Instant deadline) {
+    const size_t waiting = waiting_downloads();
+    const bool refused =
+        !established_ &&
+        close_code_ == static_cast<uint64_t>(wire::TransportErrorCode::kConnectionRefused);
+    if (!closed_ || waiting == 0 || !(goaway_ || (refused && goaway_seen_))) return false;
+    if (round + 1 >= kMaxGoawayRounds || now + kRefusedPause >= deadline) return false;
+    if (goaway_) {
+      std::printf("connection %d: GOAWAY: %zu requests go on a new connection\n", attempt, waiting);
+    } else {
+      std::printf("connection %d: refused by the draining server, trying again\n", attempt);
+      std::this_thread::sleep_for(std::chrono::nanoseconds(kRefusedPause));
+    }
+    return true;
+  }
+
+  // Opens the connection, runs it until it closed or `deadline`. Requests
+  // go out at once (0-RTT when resuming), or with `requests_at_start` false
+  // once the handshake completed (a draining server may refuse it).
+  bool attempt_connection(Instant now, Instant deadline, uint32_t version, uint32_t negotiated_from,
+                          bool requests_at_start) {
+    established_ = closed_ = goaway_ = false;
+    requests_at_start_ = requests_at_start;
     key_update_done_ = migrated_ = false;
     version_after_negotiation_ = 0;
     version_ = 0;
     facts_ = ConnectionFacts{};
     bytes_after_migration_ = 0;
-    conn::PathAddresses path{shard_.sockets().front()->local(), options_.server};
+    conn::PathAddresses path{next_local(), options_.server};
     const auto handle =
         shard_.endpoint().connect(now, path, options_.server_name, version, negotiated_from);
     if (!handle) return false;
     handle_ = *handle;
-    for (const Target& target : options_.targets) start_download(target);
+    if (requests_at_start) send_waiting();
     while (!closed_ && now < deadline) {
       if (!all_done()) after_progress(now);
-      if (all_done() && !close_sent_) {
+      // After a GOAWAY, the connection ends once what the server took is done.
+      if ((all_done() || (goaway_ && in_flight() == 0)) && !close_sent_) {
         shard_.endpoint().close(now, handle_, 0, "done");
         close_sent_ = true;
       }
@@ -119,6 +165,18 @@ class Run final : public dataplane::Application,
     }
     close_sent_ = false;
     return true;
+  }
+
+  // The first connection sends from the shard's socket, each later one from
+  // a port of its own (as a browser's would): a layer-4 balancer sees a new
+  // flow and hashes it afresh.
+  conn::SocketAddress next_local() {
+    conn::SocketAddress local = shard_.sockets().front()->local();
+    if (std::exchange(opened_connection_, true)) {
+      local.port = 0;
+      local = shard_.add_socket(local).local();
+    }
+    return local;
   }
 
   bool finish_connection(int attempt) {
@@ -170,6 +228,7 @@ class Run final : public dataplane::Application,
     const conn::Connection* c = shard_.endpoint().connection(event.connection);
     if (event.event.type == conn::ConnectionEventType::kEstablished && c != nullptr) {
       established_ = true;
+      if (!requests_at_start_) send_waiting();
       version_ = c->version();
       if (const crypto::TlsSession* tls = c->tls()) {
         resumed_ = tls->session_resumed();
@@ -218,6 +277,10 @@ class Run final : public dataplane::Application,
   void on_complete(uint64_t id, H3Outcome outcome) override {
     Download* d = find(id);
     if (d == nullptr) return;
+    if (outcome.result == H3Result::kRefused) {
+      d->request_id = 0;  // not processed: it goes again on the next connection
+      return;
+    }
     d->done = true;
     if (d->file) d->file->close();
     if (outcome.result != H3Result::kOk) {
@@ -233,6 +296,9 @@ class Run final : public dataplane::Application,
       d->ok = true;
     }
   }
+
+  // H3GoawayHandler: no new request on this connection.
+  void on_goaway(endpoint::ConnectionHandle, uint64_t) override { goaway_ = goaway_seen_ = true; }
 
   // PerfResponseHandler
   void on_complete(uint64_t id, const dataplane::PerfOutcome& outcome) override {
@@ -263,9 +329,10 @@ class Run final : public dataplane::Application,
     return std::strtoull(path.c_str() + 1, nullptr, 10);
   }
 
-  void start_download(const Target& target) {
+  void add_download(const Target& target) {
     Download d;
     d.url = target.url;
+    d.authority = target.authority;
     d.path = target.path;
     if (!options_.download_dir.empty()) {
       const size_t slash = target.path.rfind('/');
@@ -274,15 +341,42 @@ class Run final : public dataplane::Application,
       d.file = std::make_unique<std::ofstream>(options_.download_dir + "/" + name,
                                                std::ios::binary | std::ios::trunc);
     }
-    if (options_.perf) {
-      d.request_id = perf_.request(handle_, synthetic_size(target.path), 0, this);
-    } else {
-      dataplane::H3Request request;
-      request.authority = target.authority;
-      request.path = target.path;
-      d.request_id = h3_.request(handle_, request, this);
-    }
     downloads_.push_back(std::move(d));
+  }
+
+  // Requests every download not done and not under way on this connection.
+  void send_waiting() {
+    for (Download& d : downloads_) {
+      if (d.done || d.request_id != 0) continue;
+      if (options_.perf) {
+        d.request_id = perf_.request(handle_, synthetic_size(d.path), 0, this);
+      } else {
+        dataplane::H3Request request;
+        request.authority = d.authority;
+        request.path = d.path;
+        d.request_id = h3_.request(handle_, request, this);
+      }
+    }
+  }
+  void restart_downloads() {
+    for (Download& d : downloads_) {
+      d.request_id = 0;
+      d.status = 0;
+      d.bytes = 0;
+      d.synthetic_ok = true;
+      d.done = d.ok = false;
+      d.failure.clear();
+    }
+  }
+  size_t waiting_downloads() const {
+    size_t n = 0;
+    for (const Download& d : downloads_) n += !d.done && d.request_id == 0 ? 1 : 0;
+    return n;
+  }
+  size_t in_flight() const {
+    size_t n = 0;
+    for (const Download& d : downloads_) n += !d.done && d.request_id != 0 ? 1 : 0;
+    return n;
   }
 
   // Key update and migration happen once the download is under way.
@@ -314,7 +408,7 @@ class Run final : public dataplane::Application,
   }
   Download* find(uint64_t id) {
     for (Download& d : downloads_) {
-      if (d.request_id == id) return &d;
+      if (d.request_id == id && !d.done) return &d;
     }
     return nullptr;
   }
@@ -330,6 +424,10 @@ class Run final : public dataplane::Application,
   endpoint::ConnectionHandle handle_ = 0;
   std::vector<Download> downloads_;
   bool established_ = false, closed_ = false, close_sent_ = false;
+  bool requests_at_start_ = true;
+  bool opened_connection_ = false;  // a connection was opened before
+  bool goaway_ = false;            // on the current connection
+  bool goaway_seen_ = false;  // on any connection so far
   bool key_update_done_ = false, migrated_ = false;
   bool resumed_ = false, early_data_offered_ = false, early_data_accepted_ = false;
   uint32_t version_ = 0;

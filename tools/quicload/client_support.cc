@@ -1,5 +1,6 @@
 #include "tools/quicload/client_support.h"
 
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -99,6 +100,19 @@ conn::SocketAddress local_address_for(const conn::SocketAddress& server) {
   conn::SocketAddress address = dataplane::from_sockaddr(reinterpret_cast<const sockaddr*>(&local));
   address.port = 0;
   return address;
+}
+
+uint64_t raise_descriptor_limit(uint64_t wanted) {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0) return 0;
+  if (limit.rlim_cur >= wanted) return limit.rlim_cur;
+  const rlim_t raised = std::min<rlim_t>(wanted, limit.rlim_max);
+  if (raised > limit.rlim_cur) {
+    const rlim_t before = limit.rlim_cur;
+    limit.rlim_cur = raised;
+    if (setrlimit(RLIMIT_NOFILE, &limit) != 0) limit.rlim_cur = before;
+  }
+  return limit.rlim_cur;
 }
 
 void poll_or_wait(dataplane::Shard& shard, Instant now, Instant deadline, Duration tick) {

@@ -64,6 +64,10 @@ dataplane::ShardConfig client_shard_config(const conn::SocketAddress& local,
 // naming the server when there is no route.
 conn::SocketAddress local_address_for(const conn::SocketAddress& server);
 
+// RLIMIT_NOFILE's soft limit, raised first towards `wanted` (at most to the
+// hard limit) when it is below.
+uint64_t raise_descriptor_limit(uint64_t wanted);
+
 // Does the shard's pending work at `now`; when there was none, sleeps until
 // input arrives, `deadline` or `now + tick`, whichever comes first.
 void poll_or_wait(dataplane::Shard& shard, Instant now, Instant deadline, Duration tick);

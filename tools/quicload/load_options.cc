@@ -38,6 +38,9 @@ constexpr char kUsage[] =
     "  --timeout=SECONDS      handshake timeout (default 10)\n"
     "  --cores=N              client threads (shards); connections are split over them\n"
     "                         (default 1)\n"
+    "  --shared-port          every connection of a shard sends from the same UDP port\n"
+    "                         (default: a port of its own per connection, as separate\n"
+    "                         clients; a socket each on kernel UDP)\n"
     "  --cc=cubic|newreno     congestion controller (default cubic)\n"
     "  --max-udp-payload=N    largest datagram to send, 1200..16383 (default 16383)\n"
     "  --ca=PEM               verify the server against these certificates (default: none)\n"
@@ -48,7 +51,8 @@ constexpr char kUsage[] =
     "  --eal=\"ARGS\"           dpdk: EAL arguments; client shards run on the worker lcores\n"
     "  --ip=ADDR[/PREFIX]     dpdk: our address and subnet (the server's family)\n"
     "  --gateway=ADDR         dpdk: next hop for a server off the subnet\n"
-    "  --local-port=N         dpdk: the UDP port to send from (default: chosen at start)\n"
+    "  --local-port=N         dpdk: the UDP port to send from with --shared-port, else the\n"
+    "                         first of the connections' ports (default: chosen at start)\n"
     "  --help                 this text\n"
     "\n"
     "SSLKEYLOGFILE, when set, names a file TLS secrets are appended to.\n";
@@ -123,6 +127,7 @@ struct Parser {
     if (name == "--connections-in-flight")
       return number(name, value, 1, 100000, options.connections_in_flight);
     if (arg == "--resume") return options.resume = true;
+    if (arg == "--shared-port") return options.shared_port = true;
     if (arg == "--0rtt") return options.resume = options.zero_rtt = true;
     if (name == "--verify") {
       if (value.empty()) return bad_value(name, value, "a file");

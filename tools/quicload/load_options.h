@@ -49,10 +49,16 @@ struct LoadOptions {
   bool resume = false;
   bool zero_rtt = false;
   LoadBackend backend = LoadBackend::kUdp;
+  // Every connection of a shard sends from one UDP port (its one socket on
+  // kernel UDP). By default each connection has a source port of its own,
+  // so that a layer-4 balancer and conntrack see one flow per connection.
+  bool shared_port = false;
   std::string eal;
   std::optional<dataplane::IpPrefix> ip;  // dpdk: our address (the server's family)
   std::optional<conn::SocketAddress> gateway;
-  uint16_t local_port = 0;  // dpdk: the UDP port we send from (0: chosen at start)
+  // dpdk: the UDP port we send from with --shared-port, else the first of
+  // the connections' ports (0: chosen at start).
+  uint16_t local_port = 0;
   uint64_t cores = 1;
   recovery::CongestionControlAlgorithm congestion_control =
       recovery::CongestionControlAlgorithm::kCubic;

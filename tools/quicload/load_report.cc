@@ -47,6 +47,9 @@ void LoadCounters::add(const LoadCounters& o) {
   requests_failed += o.requests_failed;
   requests_not_sent += o.requests_not_sent;
   requests_abandoned += o.requests_abandoned;
+  requests_retried_after_goaway += o.requests_retried_after_goaway;
+  goaways += o.goaways;
+  connections_refused_after_goaway += o.connections_refused_after_goaway;
   bytes_received += o.bytes_received;
   bytes_sent += o.bytes_sent;
   idle_connections += o.idle_connections;
@@ -99,6 +102,13 @@ std::string format_report_text(const LoadSummary& s) {
            " abandoned\n",
            c.requests_ok, c.requests_failed, c.requests_not_sent, c.requests_abandoned);
   }
+  if (c.goaways != 0 || c.connections_refused_after_goaway != 0) {
+    append(text,
+           "  goaway         %" PRIu64 " connections retired, %" PRIu64
+           " requests sent again, %" PRIu64 " new connections refused while draining\n",
+           c.goaways, c.requests_retried_after_goaway, c.connections_refused_after_goaway);
+  }
+  append(text, "  source ports   %" PRIu64 "\n", s.source_ports);
   if (s.mode == "idle") {
     append(text,
            "  idle           %" PRIu64
@@ -152,6 +162,10 @@ std::string format_report_json(const LoadSummary& s) {
   number("requests_failed", c.requests_failed);
   number("requests_not_sent", c.requests_not_sent);
   number("requests_abandoned", c.requests_abandoned);
+  number("requests_retried_after_goaway", c.requests_retried_after_goaway);
+  number("goaways", c.goaways);
+  number("connections_refused_after_goaway", c.connections_refused_after_goaway);
+  number("source_ports", s.source_ports);
   number("bytes_received", c.bytes_received);
   number("bytes_sent", c.bytes_sent);
   real("goodput_gbps", goodput_gbps(c.bytes_received, s.duration_sec), "%.6f");

@@ -39,8 +39,15 @@ struct LoadCounters {
   uint64_t requests_failed = 0;
   uint64_t requests_not_sent = 0;
   uint64_t requests_abandoned = 0;  // still open 5 s after --duration ran out
-  uint64_t bytes_received = 0;      // response body bytes (of every request)
-  uint64_t bytes_sent = 0;          // request body bytes (perf uploads)
+  // Requests a server's GOAWAY refused (not processed), sent again on
+  // another connection: not failures.
+  uint64_t requests_retried_after_goaway = 0;
+  uint64_t goaways = 0;  // connections a GOAWAY retired
+  // New connections refused (CONNECTION_REFUSED) within --timeout of a
+  // GOAWAY: the server is draining; opened again, not failures.
+  uint64_t connections_refused_after_goaway = 0;
+  uint64_t bytes_received = 0;  // response body bytes (of every request)
+  uint64_t bytes_sent = 0;      // request body bytes (perf uploads)
   // --idle: connections open when the last one was established.
   uint64_t idle_connections = 0;
   std::array<uint64_t, kErrorKinds> errors{};
@@ -67,6 +74,7 @@ struct LoadSummary {
   // and how long they were then held.
   double idle_established_sec = 0;
   double idle_sec = 0;
+  uint64_t source_ports = 0;  // distinct UDP source ports the connections used
 };
 
 double goodput_gbps(uint64_t bytes, double seconds);

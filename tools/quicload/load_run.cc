@@ -3,14 +3,19 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <cstdio>
 #include <functional>
 #include <memory>
+#include <stdexcept>
+#include <string>
 #include <thread>
+#include <utility>
 
 #include "dataplane/shard/shard.h"
 #include "tools/quicload/client_support.h"
+#include "tools/quicload/udp_load_shard.h"
 
 namespace dpquic::tools {
 
@@ -20,30 +25,38 @@ uint64_t share_of(uint64_t total, size_t parts, size_t index) {
   return total / parts + (index < total % parts ? 1 : 0);
 }
 
-class UdpLoadShard final : public LoadShard {
- public:
-  UdpLoadShard(const dataplane::ShardConfig& config, crypto::TlsContext& tls)
-      : shard_(config, tls) {}
-  endpoint::Endpoint& endpoint() override { return shard_.endpoint(); }
-  void set_application(dataplane::Application* application) override {
-    shard_.set_application(application);
-  }
-  conn::SocketAddress local_address() const override { return shard_.sockets().front()->local(); }
-  void turn(Instant now, Instant limit) override {
-    if (!shard_.poll_once(now)) shard_.wait(limit);
-  }
+// Descriptors besides the connections' sockets and qlog files: standard
+// streams, each shard's epoll and eventfd, the JSON report, the key log.
+constexpr uint64_t kSpareDescriptors = 64;
 
- private:
-  dataplane::Shard shard_;
-};
+// A socket per connection (and a qlog file, with --qlog-dir) needs the
+// open-file limit to cover every connection at once; the soft limit is
+// raised for the most a shard's endpoint may hold (closing ones linger).
+void check_descriptor_limit(const LoadOptions& options, size_t shards) {
+  const uint64_t each = options.qlog_dir.empty() ? 1 : 2;
+  uint64_t wanted = kSpareDescriptors;
+  for (size_t i = 0; i < shards; ++i) {
+    wanted += each * worker_max_connections(options, share_of(options.connections, shards, i));
+  }
+  const uint64_t needed = each * options.connections + kSpareDescriptors;
+  const uint64_t limit = raise_descriptor_limit(wanted);
+  if (limit >= needed) return;
+  throw std::runtime_error(
+      "--connections=" + std::to_string(options.connections) + " needs " + std::to_string(needed) +
+      " open files (a UDP socket per connection) but RLIMIT_NOFILE allows " +
+      std::to_string(limit) + ": raise the limit (ulimit -n) or use --shared-port");
+}
 
-// One thread and one socket per shard.
+// One thread per shard; a socket per connection, or one per shard with
+// --shared-port.
 class UdpShards final : public ShardSet {
  public:
   explicit UdpShards(const LoadOptions& options)
       : options_(options),
         local_(local_address_for(options.server)),
-        shards_(static_cast<size_t>(std::min(options.cores, options.connections))) {}
+        shards_(static_cast<size_t>(std::min(options.cores, options.connections))) {
+    if (!options.shared_port) check_descriptor_limit(options, shards_.size());
+  }
   const char* name() const override { return "udp"; }
   size_t shard_count() const override { return shards_.size(); }
   LoadShard& add_shard(size_t index, const endpoint::EndpointConfig& endpoint,
@@ -51,7 +64,7 @@ class UdpShards final : public ShardSet {
     dataplane::ShardConfig config = client_shard_config(local_, 0);
     config.endpoint = endpoint;
     config.max_datagram_size = options_.max_udp_payload;
-    shards_[index] = std::make_unique<UdpLoadShard>(config, tls);
+    shards_[index] = std::make_unique<UdpLoadShard>(std::move(config), options_.shared_port, tls);
     return *shards_[index];
   }
   void launch(const std::function<void(size_t)>& body) override {
@@ -162,6 +175,11 @@ LoadSummary summarize(const LoadOptions& options, const std::vector<LoadWorker*>
     }
   }
   if (options.idle_mode) summary.idle_sec = static_cast<double>(options.idle) / kSecond;
+  std::vector<uint64_t> ports(65536 / 64);
+  for (const LoadWorker* worker : workers) {
+    for (size_t i = 0; i < ports.size(); ++i) ports[i] |= worker->source_ports()[i];
+  }
+  for (uint64_t word : ports) summary.source_ports += static_cast<uint64_t>(std::popcount(word));
   summary.duration_sec = static_cast<double>(end - start) / kSecond;
   return summary;
 }

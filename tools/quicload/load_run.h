@@ -64,7 +64,8 @@ class ShardSet {
 // The load on `backend`.
 LoadSummary run_load(const LoadOptions& options, const LoadResources& resources, ShardSet& backend);
 
-// The load over kernel UDP: one thread and socket per core.
+// The load over kernel UDP: one thread per core, a socket per connection
+// (per core with --shared-port).
 LoadSummary run_udp_load(const LoadOptions& options, const LoadResources& resources);
 
 }  // namespace dpquic::tools

@@ -6,7 +6,6 @@
 
 #include "dataplane/app/synthetic_body.h"
 #include "dataplane/shard/shard_core.h"
-#include "quic/wire/errors.h"
 
 namespace dpquic::tools {
 
@@ -18,22 +17,6 @@ constexpr size_t kMaxTickets = 64;
 // The application's "no error" close code: H3_NO_ERROR (RFC 9114 §8.1), or
 // 0 for perf.
 constexpr uint64_t kH3NoError = 0x100;
-
-// Why a connection that never completed its handshake ended.
-ErrorKind handshake_error(const conn::ConnectionEvent& event) {
-  switch (event.close_reason) {
-    case conn::CloseReason::kHandshakeTimeout:
-    case conn::CloseReason::kIdleTimeout: return ErrorKind::kHandshakeTimeout;
-    case conn::CloseReason::kPeerClose:
-      return !event.application_error &&
-                     event.error_code ==
-                         static_cast<uint64_t>(wire::TransportErrorCode::kConnectionRefused)
-                 ? ErrorKind::kRefused
-                 : ErrorKind::kProtocol;
-    case conn::CloseReason::kStatelessReset: return ErrorKind::kClosed;
-    default: return ErrorKind::kProtocol;
-  }
-}
 
 crypto::CachedSession share(const crypto::CachedSession& ticket) {
   crypto::CachedSession copy;
@@ -65,6 +48,8 @@ LoadWorker::LoadWorker(const LoadOptions& options, const WorkerPlan& plan, LoadS
       verify_(verify),
       slots_(plan.connections),
       slot_of_handle_(worker_max_connections(options, plan.connections), kNoSlot),
+      local_of_handle_(slot_of_handle_.size()),
+      source_ports_(65536 / 64),
       requests_(options.handshake_only || options.idle_mode ? 1
                                                             : plan.connections * options.streams),
       remaining_(plan.budget),
@@ -74,6 +59,7 @@ LoadWorker::LoadWorker(const LoadOptions& options, const WorkerPlan& plan, LoadS
     perf_ = std::make_unique<dataplane::PerfClient>(io_.endpoint());
   } else {
     h3_ = std::make_unique<dataplane::H3Client>(io_.endpoint());
+    h3_->set_goaway_handler(this);
     for (const LoadTarget& target : options_.targets) {
       dataplane::H3Request request;
       request.authority = target.authority;
@@ -83,6 +69,8 @@ LoadWorker::LoadWorker(const LoadOptions& options, const WorkerPlan& plan, LoadS
   }
   for (size_t i = slots_.size(); i > 0; --i) idle_.push_back(static_cast<uint32_t>(i - 1));
   to_close_.reserve(slots_.size() * 2);
+  retiring_.reserve(slots_.size());
+  closing_.reserve(slot_of_handle_.size());
   tickets_.reserve(kMaxTickets);
   io_.set_application(this);
 }
@@ -115,6 +103,7 @@ void LoadWorker::run(const std::atomic<bool>& interrupted) {
 }
 
 void LoadWorker::schedule(Instant now) {
+  sweep_closing();
   for (endpoint::ConnectionHandle handle : to_close_) {
     io_.endpoint().close(now, handle, perf_ ? 0 : kH3NoError, "done");
   }
@@ -153,7 +142,7 @@ void LoadWorker::check_all_established(Instant now) {
 }
 
 void LoadWorker::open_slots(Instant now) {
-  if (idle_.empty()) return;
+  if (idle_.empty() || now < reconnect_at_) return;
   // Requests the connections under way will take (connection_promise.h).
   // No connection is opened that would get none.
   uint64_t promised = 0;
@@ -193,11 +182,23 @@ void LoadWorker::open_slots(Instant now) {
 }
 
 bool LoadWorker::connect(uint32_t index, Instant now) {
+  const std::optional<conn::SocketAddress> local = io_.open_local();
+  if (!local) return false;
   const bool ticket = options_.resume && offer_ticket();
   if (!options_.resume) tls_.take_session(options_.server_name);  // no resumption
-  const conn::PathAddresses path{io_.local_address(), options_.server};
+  const conn::PathAddresses path{*local, options_.server};
   const auto handle = io_.endpoint().connect(now, path, options_.server_name);
-  if (!handle) return false;
+  if (!handle) {
+    io_.close_local(*local);
+    return false;
+  }
+  if (local_of_handle_[*handle].valid()) {
+    // The endpoint reused the handle: the connection before is gone.
+    release_local(*handle);
+    std::erase(closing_, *handle);
+  }
+  local_of_handle_[*handle] = *local;
+  source_ports_[local->port / 64] |= uint64_t{1} << (local->port % 64);
   Slot& slot = slots_[index];
   slot.state = SlotState::kConnecting;
   slot.handle = *handle;
@@ -261,13 +262,17 @@ void LoadWorker::fill(uint32_t index, Instant now) {
 
 bool LoadWorker::issue(uint32_t index, Instant now) {
   Slot& slot = slots_[index];
-  const uint32_t target = next_target_;
-  next_target_ = (next_target_ + 1) % static_cast<uint32_t>(options_.targets.size());
+  const uint32_t target = next_target();
   const LoadTarget& url = options_.targets[target];
   const uint64_t id =
       perf_ ? perf_->request(slot.handle, url.synthetic_size.value_or(0), options_.upload, this)
             : h3_->request(slot.handle, h3_requests_[target], this);
   if (id == 0) return false;
+  if (!retry_targets_.empty()) {
+    retry_targets_.pop_back();
+  } else {
+    next_target_ = (next_target_ + 1) % static_cast<uint32_t>(options_.targets.size());
+  }
   RequestRecord* record = requests_.insert(id);
   if (record == nullptr) return false;  // cannot happen: sized for every slot's streams
   record->slot = index;
@@ -301,11 +306,54 @@ void LoadWorker::complete(uint64_t id, std::optional<ErrorKind> error) {
   const uint32_t index = record->slot;
   const uint32_t generation = record->generation;
   requests_.erase(id);
+  settle(index, generation, now);
+}
+
+void LoadWorker::settle(uint32_t index, uint32_t generation, Instant now) {
   Slot& slot = slots_[index];
   if (live(slot) && slot.generation == generation) {
     --slot.in_flight;
     fill(index, now);
+    return;
   }
+  for (size_t i = 0; i < retiring_.size(); ++i) {
+    Retiring& retiring = retiring_[i];
+    if (retiring.slot != index || retiring.generation != generation) continue;
+    if (--retiring.in_flight == 0) {
+      to_close_.push_back(retiring.handle);
+      retiring_[i] = retiring_.back();
+      retiring_.pop_back();
+    }
+    return;
+  }
+}
+
+void LoadWorker::retry(uint64_t id) {
+  RequestRecord* record = requests_.find(id);
+  if (record == nullptr) return;
+  if (stopping_) {
+    ++counters_.requests_abandoned;  // no new request goes out any more
+  } else {
+    ++counters_.requests_retried_after_goaway;
+    retry_targets_.push_back(record->target);
+    if (!unbounded_) ++remaining_;
+  }
+  const uint32_t index = record->slot;
+  const uint32_t generation = record->generation;
+  requests_.erase(id);
+  settle(index, generation, dataplane::monotonic_now());
+  // Every slot may have finished meanwhile: one opens again to carry it.
+  if (stopping_ || live_slots_ != 0 || !idle_.empty()) return;
+  for (uint32_t i = 0; i < slots_.size(); ++i) {
+    if (slots_[i].state != SlotState::kDone) continue;
+    slots_[i].state = SlotState::kIdle;
+    idle_.push_back(i);
+    return;
+  }
+}
+
+uint32_t LoadWorker::next_target() const {
+  return retry_targets_.empty() ? next_target_ : retry_targets_.back();
 }
 
 void LoadWorker::on_headers(uint64_t id, int status, std::optional<uint64_t> content_length) {
@@ -352,6 +400,7 @@ void LoadWorker::on_complete(uint64_t id, dataplane::H3Outcome outcome) {
     case dataplane::H3Result::kReset: error = ErrorKind::kReset; break;
     case dataplane::H3Result::kConnectionClosed: error = ErrorKind::kClosed; break;
     case dataplane::H3Result::kProtocolError: error = ErrorKind::kProtocol; break;
+    case dataplane::H3Result::kRefused: return retry(id);
   }
   complete(id, error);
 }
@@ -366,107 +415,6 @@ void LoadWorker::on_complete(uint64_t id, const dataplane::PerfOutcome& outcome)
     case dataplane::PerfResult::kClosed: error = ErrorKind::kClosed; break;
   }
   complete(id, error);
-}
-
-// --- Connections ------------------------------------------------------------------------
-
-void LoadWorker::on_event(Instant now, const endpoint::EndpointEvent& event) {
-  const int32_t index =
-      event.connection < slot_of_handle_.size() ? slot_of_handle_[event.connection] : kNoSlot;
-  // Our bookkeeping first: on kClosed the client then fails the open
-  // requests, which must not refill a connection that is gone.
-  if (index != kNoSlot) {
-    if (event.event.type == conn::ConnectionEventType::kEstablished) {
-      on_established(static_cast<uint32_t>(index), now);
-    } else if (event.event.type == conn::ConnectionEventType::kClosed) {
-      on_closed(static_cast<uint32_t>(index), event.event);
-    }
-  }
-  // --handshake-only: the connections close once confirmed, before any
-  // request; setting up an application session for them (HTTP/3 control and
-  // QPACK streams) would be load on the client, not on the handshake.
-  if (options_.handshake_only) return;
-  if (perf_) {
-    perf_->on_event(now, event);
-  } else {
-    h3_->on_event(now, event);
-  }
-}
-
-void LoadWorker::pump(Instant now) {
-  if (perf_) {
-    perf_->pump(now);
-  } else {
-    h3_->pump(now);
-  }
-}
-
-bool LoadWorker::wants_pump() const { return perf_ ? perf_->wants_pump() : h3_->wants_pump(); }
-
-void LoadWorker::on_established(uint32_t index, Instant now) {
-  Slot& slot = slots_[index];
-  if (slot.state != SlotState::kConnecting) return;
-  slot.state = SlotState::kEstablished;
-  --connecting_;
-  ++counters_.handshakes;
-  handshake_.record(now - slot.connect_at);
-  if (options_.handshake_only || idle_mode_) latency_.record(now - slot.connect_at);
-  if (const conn::Connection* c = io_.endpoint().connection(slot.handle)) {
-    if (const crypto::TlsSession* tls = c->tls()) {
-      counters_.resumed += tls->session_resumed() ? 1 : 0;
-      counters_.zero_rtt_offered += tls->early_data_offered() ? 1 : 0;
-      counters_.zero_rtt_accepted += tls->early_data_accepted() ? 1 : 0;
-    }
-  }
-  if (!options_.handshake_only && !idle_mode_) fill(index, now);
-}
-
-void LoadWorker::check_confirmed() {
-  for (uint32_t index = 0; index < slots_.size(); ++index) {
-    const Slot& slot = slots_[index];
-    if (slot.state != SlotState::kEstablished) continue;
-    const conn::Connection* c = io_.endpoint().connection(slot.handle);
-    if (c != nullptr && c->handshake_confirmed()) finish_connection(index);
-  }
-}
-
-void LoadWorker::on_closed(uint32_t index, const conn::ConnectionEvent& event) {
-  const Slot& slot = slots_[index];
-  bool may_reopen = false;
-  if (slot.state == SlotState::kConnecting) {
-    ++counters_.handshakes_failed;
-    counters_.count(handshake_error(event));
-    // A request count is not retried against a server that failed a
-    // handshake; handshakes and timed runs go on.
-    may_reopen = (options_.handshake_only || unbounded_) && reopen_allowed();
-  } else {
-    // Closed under its open requests (the client fails them as "closed").
-    may_reopen = unbounded_ && reopen_allowed();
-    // --idle: a held connection must last until the end.
-    if (idle_mode_ && !stopping_) counters_.count(ErrorKind::kClosed);
-  }
-  release_slot(index, may_reopen);
-}
-
-void LoadWorker::finish_connection(uint32_t index) {
-  to_close_.push_back(slots_[index].handle);
-  release_slot(index, reopen_allowed());
-}
-
-void LoadWorker::release_slot(uint32_t index, bool may_reopen) {
-  Slot& slot = slots_[index];
-  if (!live(slot)) return;
-  slot_of_handle_[slot.handle] = kNoSlot;
-  --live_slots_;
-  if (slot.state == SlotState::kConnecting) --connecting_;
-  first_ended_ = true;
-  slot.in_flight = 0;
-  if (may_reopen) {
-    slot.state = SlotState::kIdle;
-    idle_.push_back(index);
-  } else {
-    slot.state = SlotState::kDone;
-  }
 }
 
 // --- The end ----------------------------------------------------------------------------
@@ -490,6 +438,8 @@ void LoadWorker::abandon_all() {
   for (uint32_t index = 0; index < slots_.size(); ++index) {
     if (live(slots_[index])) finish_connection(index);
   }
+  for (const Retiring& retiring : retiring_) to_close_.push_back(retiring.handle);
+  retiring_.clear();
 }
 
 void LoadWorker::settle_unsent() {
@@ -501,7 +451,9 @@ void LoadWorker::settle_unsent() {
   remaining_ = 0;
 }
 
-bool LoadWorker::all_done() const { return live_slots_ == 0 && idle_.empty() && to_close_.empty(); }
+bool LoadWorker::all_done() const {
+  return live_slots_ == 0 && idle_.empty() && to_close_.empty() && retiring_.empty();
+}
 
 void LoadWorker::drain(Instant now) {
   // Let the CONNECTION_CLOSE frames go out and the closing periods end.
@@ -511,6 +463,10 @@ void LoadWorker::drain(Instant now) {
     now = dataplane::monotonic_now();
   }
   io_.endpoint().reset_connections();
+  for (endpoint::ConnectionHandle handle = 0; handle < local_of_handle_.size(); ++handle) {
+    release_local(handle);
+  }
+  closing_.clear();
   if (perf_) perf_->forget_connections();
   requests_.for_each([this](RequestRecord& record) {
     ++counters_.requests_abandoned;

@@ -11,6 +11,18 @@
 // would retry forever against a dead server): the requests no slot can carry
 // any more are counted failed ("not sent").
 //
+// A GOAWAY (h3) retires the slot's connection: it finishes the requests the
+// server took and then closes, while the slot opens a new connection at
+// once; the requests the server refused are sent again (first, on whichever
+// connection has room), not counted as failures. Within --timeout of a
+// GOAWAY, a new connection the server refuses (CONNECTION_REFUSED: it is
+// draining) is opened again after kRefusedBackoff rather than failed: a
+// replacement server, or another host behind the balancer, may take it.
+//
+// Each connection sends from a UDP source port of its own (LoadShard::
+// open_local), freed when the connection is gone; --shared-port: the
+// shard's one port.
+//
 // Counters and histograms belong to the worker's thread; every 100 ms a copy
 // is published under a mutex for the progress line.
 
@@ -42,8 +54,14 @@ class LoadShard {
   virtual ~LoadShard() = default;
   virtual endpoint::Endpoint& endpoint() = 0;
   virtual void set_application(dataplane::Application* application) = 0;
-  // The address connections are made from.
-  virtual conn::SocketAddress local_address() const = 0;
+  // The local address for a new connection: a source port of its own (a
+  // new socket on kernel UDP), or the shard's one address with
+  // --shared-port. nullopt when none can be had now (descriptors or ports
+  // ran out): the connection waits, as for a full pool.
+  virtual std::optional<conn::SocketAddress> open_local() = 0;
+  // The connection made from `local` is gone (or never started): its port
+  // is free again.
+  virtual void close_local(const conn::SocketAddress& local) = 0;
   // One loop turn at `now`: the shard's pending work; when there was none, a
   // kernel shard sleeps until input or `limit` (a poll-mode shard returns).
   virtual void turn(Instant now, Instant limit) = 0;
@@ -60,8 +78,13 @@ struct WorkerPlan {
 // The endpoint connections a worker needs room for (closing ones linger).
 size_t worker_max_connections(const LoadOptions& options, uint64_t slots);
 
+// A new connection refused by a draining server waits this long before
+// the next attempt.
+inline constexpr Duration kRefusedBackoff = 100 * kMillisecond;
+
 class LoadWorker final : public dataplane::Application,
                          public dataplane::H3ResponseHandler,
+                         public dataplane::H3GoawayHandler,
                          public dataplane::PerfResponseHandler {
  public:
   // `verify` (nullable) must outlive the worker; so must `io` and `tls`.
@@ -84,6 +107,8 @@ class LoadWorker final : public dataplane::Application,
   Instant finished_at() const { return finished_at_; }
   // --idle: when the last connection was established (0: never).
   Instant all_established_at() const { return all_established_at_; }
+  // The UDP source ports the connections used, a bit per port.
+  const std::vector<uint64_t>& source_ports() const { return source_ports_; }
 
   // dataplane::Application
   void on_event(Instant now, const endpoint::EndpointEvent& event) override;
@@ -94,6 +119,8 @@ class LoadWorker final : public dataplane::Application,
   void on_headers(uint64_t id, int status, std::optional<uint64_t> content_length) override;
   void on_body(uint64_t id, std::span<const uint8_t> bytes) override;
   void on_complete(uint64_t id, dataplane::H3Outcome outcome) override;
+  // dataplane::H3GoawayHandler
+  void on_goaway(endpoint::ConnectionHandle handle, uint64_t stream_id) override;
   // dataplane::PerfResponseHandler
   void on_complete(uint64_t id, const dataplane::PerfOutcome& outcome) override;
 
@@ -109,6 +136,14 @@ class LoadWorker final : public dataplane::Application,
     bool early = false;   // requests went out before the handshake (0-RTT)
   };
   static constexpr int32_t kNoSlot = -1;
+  // A connection retired by a GOAWAY while it still carries requests the
+  // server took; it closes when the last of them ends.
+  struct Retiring {
+    endpoint::ConnectionHandle handle = 0;
+    uint32_t slot = 0;
+    uint32_t generation = 0;
+    uint32_t in_flight = 0;
+  };
 
   bool can_issue() const;
   bool reopen_allowed() const;
@@ -127,8 +162,21 @@ class LoadWorker final : public dataplane::Application,
   void finish_connection(uint32_t index);
   void release_slot(uint32_t index, bool may_reopen);
   void on_established(uint32_t index, Instant now);
-  void on_closed(uint32_t index, const conn::ConnectionEvent& event);
+  void on_closed(uint32_t index, const conn::ConnectionEvent& event, Instant now);
   void complete(uint64_t id, std::optional<ErrorKind> error);
+  // One request of the slot's connection `generation` ended.
+  void settle(uint32_t index, uint32_t generation, Instant now);
+  // A request the server refused goes back to be sent again.
+  void retry(uint64_t id);
+  void forget_retiring(endpoint::ConnectionHandle handle);
+  // Within --timeout of a GOAWAY: a refused connection is a draining server's.
+  bool peer_draining(Instant now) const;
+  // The next URL to request: a refused request's first, else the next in turn.
+  uint32_t next_target() const;
+  void release_local(endpoint::ConnectionHandle handle);
+  // Frees the ports of closed connections the endpoint has let go of (their
+  // closing period over: CONNECTION_CLOSE may still go out until then).
+  void sweep_closing();
   void check_confirmed();
   // --idle: once every connection is established, the idle period starts.
   void check_all_established(Instant now);
@@ -154,6 +202,13 @@ class LoadWorker final : public dataplane::Application,
   std::vector<int32_t> slot_of_handle_;  // by connection handle
   std::vector<uint32_t> idle_;           // slots waiting to connect
   std::vector<endpoint::ConnectionHandle> to_close_;
+  std::vector<Retiring> retiring_;
+  std::vector<uint32_t> retry_targets_;               // URLs of refused requests, to send first
+  std::vector<conn::SocketAddress> local_of_handle_;  // by connection handle
+  std::vector<endpoint::ConnectionHandle> closing_;   // kClosed seen, port still held
+  std::vector<uint64_t> source_ports_;                // a bit per port
+  Instant last_goaway_ = 0;
+  Instant reconnect_at_ = 0;  // after a refusal by a draining server
   RequestTable requests_;
   uint64_t remaining_ = 0;  // budget not yet issued (requests or handshakes)
   bool unbounded_ = false;  // --duration: no budget

@@ -57,7 +57,7 @@ TEST(H3DrainTest, RequestTakenFinishesLaterOnesAreRejectedThenTheConnectionClose
   EXPECT_EQ(recorder[taken].outcome.result, H3Result::kOk);
   EXPECT_EQ(recorder[taken].received, 5'000'000u);
   EXPECT_TRUE(recorder[taken].synthetic_matches);
-  EXPECT_EQ(recorder[late].outcome.result, H3Result::kReset);
+  EXPECT_EQ(recorder[late].outcome.result, H3Result::kRefused);
   EXPECT_EQ(recorder[late].outcome.error_code, NGHTTP3_H3_REQUEST_REJECTED);
   // GOAWAY announcing the stop, then the final one.
   EXPECT_EQ(h3.client.stats().goaways_received, 2u);

@@ -45,6 +45,7 @@ TEST(LoadOptionsTest, Defaults) {
   EXPECT_EQ(o.targets[0].path, "/1000");
   EXPECT_EQ(o.targets[0].synthetic_size, 1000u);
   EXPECT_FALSE(o.handshake_only || o.resume || o.zero_rtt);
+  EXPECT_FALSE(o.shared_port);  // a source port per connection
 }
 
 TEST(LoadOptionsTest, EveryFlag) {
@@ -52,7 +53,7 @@ TEST(LoadOptionsTest, EveryFlag) {
       parse({"--connections=8", "--streams=4", "--requests=1000", "--upload=5000",
              "--per-connection=10", "--0rtt", "--cores=2", "--cc=newreno", "--timeout=0.5",
              "--json=/tmp/x.json", "--qlog-dir=/tmp/q", "--max-udp-payload=1452", "--no-progress",
-             "--ca=ca.pem", "perf://[::1]:9000/4096", "perf://[::1]:9000/8192"});
+             "--ca=ca.pem", "--shared-port", "perf://[::1]:9000/4096", "perf://[::1]:9000/8192"});
   ASSERT_TRUE(p.options) << p.error;
   const LoadOptions& o = *p.options;
   EXPECT_EQ(o.connections, 8u);
@@ -70,6 +71,7 @@ TEST(LoadOptionsTest, EveryFlag) {
   EXPECT_EQ(o.max_udp_payload, 1452u);
   EXPECT_FALSE(o.progress);
   EXPECT_EQ(o.ca_file, "ca.pem");
+  EXPECT_TRUE(o.shared_port);
   EXPECT_EQ(o.scheme, UrlScheme::kPerf);
   EXPECT_EQ(o.server.family, conn::AddressFamily::kIpv6);
   EXPECT_EQ(o.server.port, 9000);

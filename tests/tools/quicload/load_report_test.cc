@@ -32,6 +32,7 @@ LoadSummary sample_summary() {
   for (int i = 0; i < 49; ++i) s.latency.record((1u << 22) - 1);  // 4.194 ms
   s.latency.record((1u << 24) - 1);                               // 16.777 ms
   s.handshake.record((1u << 21) - 1);                             // 2.097 ms
+  s.source_ports = 4;
   return s;
 }
 
@@ -43,7 +44,9 @@ TEST(LoadReportTest, JsonHasTheStableKeysAndValues) {
             "\"handshakes\":4,\"handshakes_failed\":1,\"handshakes_per_sec\":2.000,"
             "\"resumed\":3,\"zero_rtt_offered\":2,\"zero_rtt_accepted\":1,"
             "\"requests_ok\":990,\"requests_failed\":10,\"requests_not_sent\":4,"
-            "\"requests_abandoned\":2,\"bytes_received\":250000000,\"bytes_sent\":77,"
+            "\"requests_abandoned\":2,\"requests_retried_after_goaway\":0,\"goaways\":0,"
+            "\"connections_refused_after_goaway\":0,\"source_ports\":4,"
+            "\"bytes_received\":250000000,\"bytes_sent\":77,"
             "\"goodput_gbps\":1.000000,\"latency_p50_ms\":1.049,\"latency_p99_ms\":4.194,"
             "\"latency_max_ms\":16.777,\"latency_mean_ms\":2.747,\"handshake_p50_ms\":2.097,"
             "\"handshake_p99_ms\":2.097,\"errors\":{\"handshake_timeout\":1,\"refused\":0,"
@@ -84,6 +87,39 @@ TEST(LoadReportTest, TextReport) {
                       "status 0\n"),
             std::string::npos)
       << text;
+}
+
+TEST(LoadReportTest, GoawayFiguresAndSourcePorts) {
+  LoadSummary s = sample_summary();
+  EXPECT_EQ(format_report_text(s).find("goaway "), std::string::npos);
+  s.counters.goaways = 3;
+  s.counters.requests_retried_after_goaway = 17;
+  s.counters.connections_refused_after_goaway = 2;
+  const std::string json = format_report_json(s);
+  for (const char* key : {"\"requests_retried_after_goaway\":17", "\"goaways\":3",
+                          "\"connections_refused_after_goaway\":2", "\"source_ports\":4"}) {
+    EXPECT_NE(json.find(key), std::string::npos) << key << " in " << json;
+  }
+  const std::string text = format_report_text(s);
+  EXPECT_NE(text.find("  goaway         3 connections retired, 17 requests sent again, 2 new "
+                      "connections refused while draining\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("  source ports   4\n"), std::string::npos) << text;
+  LoadCounters sum;
+  sum.add(s.counters);
+  sum.add(s.counters);
+  EXPECT_EQ(sum.requests_retried_after_goaway, 34u);
+  EXPECT_EQ(sum.goaways, 6u);
+  EXPECT_EQ(sum.connections_refused_after_goaway, 4u);
+  // Retried requests and refusals while draining are not failures.
+  LoadCounters retried;
+  retried.connections_opened = 3;
+  retried.handshakes = 2;
+  retried.requests_ok = 5;
+  retried.requests_retried_after_goaway = 4;
+  retried.connections_refused_after_goaway = 1;
+  EXPECT_EQ(exit_code_for(retried), 0);
 }
 
 TEST(LoadReportTest, ProgressLine) {

@@ -4,8 +4,9 @@
 # DPDK port (net_tap, iface dpq1) creates; quicload's client shard on the
 # EAL worker lcore resolves the server's MAC with ARP (holding its first
 # datagrams meanwhile) and downloads 1 MB over h3, byte-checked, then runs
-# 100 handshakes. The namespace is deleted whatever happens. Needs root and
-# no Bazel sandbox (tags).
+# 100 handshakes, each connection from a source port of its own (20 more
+# with --shared-port: one port). The namespace is deleted whatever happens.
+# Needs root and no Bazel sandbox (tags).
 QUICLOAD=$1
 DATAPLANE=$2
 source "$(dirname "$0")/../../dataplane/dpdk/netns_lib.sh"
@@ -55,7 +56,11 @@ expect_json download 'all(v == 0 for v in r["errors"].values())'
 
 quicload_dpdk handshakes --handshake-only --connections=4 --requests=100 "https://10.98.0.2:4433/"
 expect_json handshakes 'r["handshakes"] == 100 and r["handshakes_failed"] == 0'
+expect_json handshakes 'r["source_ports"] >= 4'
+
+quicload_dpdk shared --shared-port --handshake-only --connections=4 --requests=20 "https://10.98.0.2:4433/"
+expect_json shared 'r["handshakes"] == 20 and r["source_ports"] == 1'
 
 stop_by_signal TERM "$SERVER_PID" dataplane
-grep -q "handshakes=101 " "$WORK/server.log" || fail "server totals: $(grep totals "$WORK/server.log")"
+grep -q "handshakes=121 " "$WORK/server.log" || fail "server totals: $(grep totals "$WORK/server.log")"
 echo "quicload DPDK: ok"

@@ -4,6 +4,25 @@
 # reading its JSON report.
 source tests/interop/interop_lib.sh
 
+# A free loopback UDP port below the ephemeral range: a client opening
+# sockets (one per connection) while no server holds the port never takes it.
+port_below_ephemeral() {
+  python3 - <<'PY'
+import random, socket
+for _ in range(200):
+    port = random.randrange(20000, 32000)
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        s.bind(("127.0.0.1", port))
+    except OSError:
+        continue
+    finally:
+        s.close()
+    print(port)
+    break
+PY
+}
+
 # run_quicload NAME EXPECTED_RC [flags...] URL...: quicload with --json into
 # $WORK/NAME.json, its output in $WORK/NAME.log; fails unless it exits with
 # EXPECTED_RC within 60 s.
