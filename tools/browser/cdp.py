@@ -25,6 +25,10 @@ import websocket
 
 CHROMIUM = "chromium"
 START_TIMEOUT = 30.0
+# Chromium normally writes its DevTools port within 2 s. A start that hangs
+# or fails is killed and tried again on a fresh profile, this many times in
+# all, so that one stuck start does not fail a test before any traffic.
+START_ATTEMPTS = 2
 CALL_TIMEOUT = 30.0
 
 # Flags that keep headless Chromium quiet on the network and usable as root:
@@ -74,27 +78,40 @@ class Chromium:
     """
 
     def __init__(self, flags=(), prefix=(), net_log=None, log_path=None, binary=CHROMIUM):
-        self.user_data_dir = tempfile.mkdtemp(prefix="cdp-profile.")
-        cmd = list(prefix) + [binary] + BASE_FLAGS + list(flags) + [
-            "--user-data-dir=" + self.user_data_dir,
-            "--remote-debugging-port=0",  # Chromium picks a free port and writes it down
-        ]
-        if net_log:
-            cmd.append("--log-net-log=" + net_log)
-        cmd.append("about:blank")
-        self.command = cmd
+        self._flags = list(prefix) + [binary] + BASE_FLAGS + list(flags)
+        self._net_log = net_log
         self._log = open(log_path, "w") if log_path else subprocess.DEVNULL
-        self.process = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=self._log,
-                                        stderr=subprocess.STDOUT, start_new_session=True)
         self._ws = None
         self._closed = False
         self._next_id = 0
         self._events = []
-        try:
-            self._connect()
-        except BaseException:
-            self.close()
-            raise
+        for attempt in range(1, START_ATTEMPTS + 1):
+            self._launch()
+            try:
+                self._connect()
+                return
+            except CdpError:
+                self._stop_process()
+                if attempt == START_ATTEMPTS:
+                    self.close()
+                    raise
+            except BaseException:
+                self.close()
+                raise
+
+    def _launch(self):
+        """Starts Chromium on a fresh user data directory."""
+        self.user_data_dir = tempfile.mkdtemp(prefix="cdp-profile.")
+        cmd = self._flags + [
+            "--user-data-dir=" + self.user_data_dir,
+            "--remote-debugging-port=0",  # Chromium picks a free port and writes it down
+        ]
+        if self._net_log:
+            cmd.append("--log-net-log=" + self._net_log)
+        cmd.append("about:blank")
+        self.command = cmd
+        self.process = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=self._log,
+                                        stderr=subprocess.STDOUT, start_new_session=True)
 
     def _connect(self):
         """Waits for DevToolsActivePort (port, then the browser's path) and
@@ -220,6 +237,14 @@ class Chromium:
             self.process.wait(timeout=5)
         except subprocess.TimeoutExpired:
             pass
+        self._stop_process()
+        if self._log is not subprocess.DEVNULL:
+            self._log.close()
+            self._log = subprocess.DEVNULL
+
+    def _stop_process(self):
+        """Kills the process group (exactly the processes this Chromium
+        started) if it is still there, and removes the profile."""
         try:
             os.killpg(self.process.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
@@ -228,9 +253,6 @@ class Chromium:
             self.process.wait(timeout=5)
         except subprocess.TimeoutExpired:
             pass
-        if self._log is not subprocess.DEVNULL:
-            self._log.close()
-            self._log = subprocess.DEVNULL
         shutil.rmtree(self.user_data_dir, ignore_errors=True)
 
     def __enter__(self):
