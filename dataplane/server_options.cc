@@ -10,6 +10,7 @@
 #include "crypto/host_keys.h"
 #include "crypto/ticket_keys.h"
 #include "dataplane/udp/socket_address_conv.h"
+#include "quic/recovery/congestion_factory.h"
 
 namespace dpquic::dataplane {
 
@@ -41,7 +42,7 @@ constexpr char kUsage[] =
     "                            address is not validated yet, per core; beyond it Initials\n"
     "                            get Retry (with --retry=never: CONNECTION_REFUSED)\n"
     "                            (default 32; 0: no bound)\n"
-    "  --cc=newreno|cubic        congestion controller (default cubic)\n"
+    "  --cc=newreno|cubic|bbr    congestion controller (default cubic)\n"
     "  --gso=on|off              UDP segmentation offload (default on)\n"
     "  --max-udp-payload=N       largest datagram to send, 1200..16383 (default 16383):\n"
     "                            the ceiling of path MTU discovery, which starts at 1452\n"
@@ -177,12 +178,9 @@ struct Parser {
       if (!parse_count(value, 0, 1u << 22, n)) return bad_value(flag, value, "0..4194304");
       options.max_half_open_per_address = n;
     } else if (flag == "--cc") {
-      if (value == "newreno")
-        options.congestion_control = recovery::CongestionControlAlgorithm::kNewReno;
-      else if (value == "cubic")
-        options.congestion_control = recovery::CongestionControlAlgorithm::kCubic;
-      else
-        return bad_value(flag, value, "newreno or cubic");
+      const auto algorithm = recovery::parse_congestion_control(value);
+      if (!algorithm.has_value()) return bad_value(flag, value, recovery::kCongestionControlNames);
+      options.congestion_control = *algorithm;
     } else if (flag == "--gso") {
       if (value == "on")
         options.gso = true;

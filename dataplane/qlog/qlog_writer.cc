@@ -411,7 +411,9 @@ void QlogWriter::on_metrics_updated(Instant now, const conn::RecoveryMetrics& me
                                          changed(&M::latest_rtt) || changed(&M::rtt_variance));
   const bool ssthresh_changed =
       metrics.slow_start_threshold != UINT64_MAX && changed(&M::slow_start_threshold);
-  if (!rtt_changed && !ssthresh_changed && !changed(&M::congestion_window) &&
+  const bool model_changed =
+      changed(&M::pacing_rate) || changed(&M::bandwidth_estimate) || changed(&M::model_min_rtt);
+  if (!rtt_changed && !ssthresh_changed && !model_changed && !changed(&M::congestion_window) &&
       !changed(&M::bytes_in_flight)) {
     return;
   }
@@ -426,6 +428,7 @@ void QlogWriter::on_metrics_updated(Instant now, const conn::RecoveryMetrics& me
   if (changed(&M::congestion_window)) json_.member("congestion_window", metrics.congestion_window);
   if (changed(&M::bytes_in_flight)) json_.member("bytes_in_flight", metrics.bytes_in_flight);
   if (ssthresh_changed) json_.member("ssthresh", metrics.slow_start_threshold);
+  write_model(metrics, last);
   end_event();
   // RTT fields logged before a sample would be wrong later: remember them
   // only once known, so the first sample is logged in full.
@@ -437,6 +440,33 @@ void QlogWriter::on_metrics_updated(Instant now, const conn::RecoveryMetrics& me
     remembered.rtt_variance = last->rtt_variance;
   }
   last_metrics_ = remembered;
+}
+
+// The congestion controller's own model, where it has one (BBR): qlog's
+// pacing_rate, and the bandwidth estimate, in bits per second, and the
+// model's min RTT.
+void QlogWriter::write_model(const conn::RecoveryMetrics& metrics,
+                             const conn::RecoveryMetrics* last) {
+  using M = conn::RecoveryMetrics;
+  const auto changed = [&](auto field) {
+    return metrics.*field != 0 && (last == nullptr || last->*field != metrics.*field);
+  };
+  if (changed(&M::pacing_rate)) json_.member("pacing_rate", metrics.pacing_rate * 8);
+  if (changed(&M::bandwidth_estimate)) {
+    json_.member("bandwidth_estimate", metrics.bandwidth_estimate * 8);
+  }
+  if (changed(&M::model_min_rtt)) {
+    json_.member_ms("model_min_rtt", static_cast<double>(metrics.model_min_rtt) / kNanosPerMilli);
+  }
+}
+
+void QlogWriter::on_congestion_state_updated(Instant now, const char* old_state,
+                                             const char* new_state) {
+  if (file_ == nullptr) return;
+  if (!begin_event(now, "recovery:congestion_state_updated")) return;
+  if (*old_state != '\0') json_.member("old", old_state);
+  json_.member("new", new_state);
+  end_event();
 }
 
 void QlogWriter::on_key_updated(Instant now, uint64_t generation, bool local) {

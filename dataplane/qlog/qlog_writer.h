@@ -78,6 +78,8 @@ class QlogWriter final : public conn::ConnectionTracer {
   void on_packet_dropped(Instant now, bool type_known, wire::PacketType type, size_t length,
                          conn::PacketDropReason reason) override;
   void on_metrics_updated(Instant now, const conn::RecoveryMetrics& metrics) override;
+  void on_congestion_state_updated(Instant now, const char* old_state,
+                                   const char* new_state) override;
   void on_key_updated(Instant now, uint64_t generation, bool local) override;
   void on_state_changed(Instant now, conn::TracedState state) override;
   void on_connection_closed(Instant now, const conn::TracedClose& close) override;
@@ -100,6 +102,7 @@ class QlogWriter final : public conn::ConnectionTracer {
   // Starts an event record in record_; false when nothing is written (not
   // started, or the file failed).
   bool begin_event(Instant now, std::string_view name);
+  void write_model(const conn::RecoveryMetrics& metrics, const conn::RecoveryMetrics* last);
   void end_event();
   void write_record();
   void write_packet_header(wire::PacketType type, uint64_t packet_number);

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <string_view>
 
 #include "quic/conn/connection_stream.h"
 #include "quic/recovery/congestion_factory.h"
@@ -42,8 +43,8 @@ Connection::Connection(CoreContext& core, const ConnectionConfig& config, wire::
       local_cids_(core.cid_generator, core.reset_tokens, registry),
       peer_cids_(config.transport.active_connection_id_limit),
       paths_(*core.random),
-      cc_(recovery::make_congestion_controller(config.congestion_control,
-                                               wire::kMinInitialDatagramSize)),
+      cc_(recovery::make_congestion_controller(
+          config.congestion_control, wire::kMinInitialDatagramSize, core.random->next_u64())),
       loss_(recovery::LossDetectionConfig{.is_server = role == wire::Role::kServer},
             *core.sent_packet_pool, *core.ack_buffer, *cc_),
       spaces_{Space(ack_config(PacketNumberSpace::kInitial, config.transport)),
@@ -549,6 +550,14 @@ void Connection::trace_metrics(Instant now) {
   metrics.latest_rtt = rtt.latest_rtt();
   metrics.min_rtt = rtt.min_rtt();
   metrics.rtt_variance = rtt.rttvar();
+  metrics.pacing_rate = cc_->pacing_rate();
+  metrics.bandwidth_estimate = cc_->bandwidth_estimate();
+  metrics.model_min_rtt = cc_->model_min_rtt();
+  metrics.congestion_state = cc_->state_name();
+  if (std::string_view(traced_congestion_state_) != metrics.congestion_state) {
+    tracer_->on_congestion_state_updated(now, traced_congestion_state_, metrics.congestion_state);
+    traced_congestion_state_ = metrics.congestion_state;
+  }
   tracer_->on_metrics_updated(now, metrics);
 }
 

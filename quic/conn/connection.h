@@ -692,6 +692,8 @@ class Connection final : private recovery::LossEvents, private crypto::ClientHel
 
   ConnectionStats stats_;
   ConnectionTracer* tracer_ = nullptr;
+  // The congestion state last traced (a static string; "" before any).
+  const char* traced_congestion_state_ = "";
 };
 
 }  // namespace dpquic::conn

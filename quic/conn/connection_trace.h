@@ -85,6 +85,10 @@ struct RecoveryMetrics {
   Duration latest_rtt = 0;
   Duration min_rtt = 0;
   Duration rtt_variance = 0;
+  uint64_t pacing_rate = 0;           // bytes per second; 0: derived by the pacer
+  uint64_t bandwidth_estimate = 0;    // bytes per second (BBR's model); 0: none
+  Duration model_min_rtt = 0;         // BBR's min_rtt; 0: none
+  const char* congestion_state = "";  // static: CongestionController::state_name()
 };
 
 struct TracedStart {
@@ -121,6 +125,10 @@ class ConnectionTracer {
   // After ACK processing, a loss timer, or a burst: the values now (they
   // may be unchanged; the tracer filters repeats).
   virtual void on_metrics_updated(Instant /*now*/, const RecoveryMetrics& /*metrics*/) {}
+  // The congestion controller moved from state `old_state` to `new_state`
+  // (static strings; for BBR, its state machine's names).
+  virtual void on_congestion_state_updated(Instant /*now*/, const char* /*old_state*/,
+                                           const char* /*new_state*/) {}
   // The 1-RTT keys moved to `generation` (RFC 9001 §6), started by us or
   // answering the peer.
   virtual void on_key_updated(Instant /*now*/, uint64_t /*generation*/, bool /*local*/) {}

@@ -104,6 +104,12 @@ transmit::BurstStatus Connection::poll_transmit(Instant now, transmit::BurstBuil
 
   const transmit::BurstStatus status = build_burst(burst, builder, lent, params, out);
   if (status == transmit::BurstStatus::kSealFailed) return status;
+  // Fewer datagrams than pacing allowed, with window to spare: nothing was
+  // left to send, so delivery samples of this flight are app-limited.
+  if (out.datagram_count < params.max_datagrams &&
+      loss_.bytes_in_flight() + lent.segment_size <= cwnd) {
+    loss_.on_app_limited();
+  }
   // Only the active path's limit holds probes back: another path at its
   // limit must not stop loss recovery on the active one.
   if (role_ == wire::Role::kServer && burst.path == active_path_ &&
@@ -184,7 +190,11 @@ bool Connection::plan_burst(Burst& burst, const transmit::BurstBuffers& lent, ui
       (paths_.response_due(burst.path) || paths_.challenge_due(burst.path));
   burst.path_frames_only = path_frames_due && params.congestion_budget < lent.segment_size;
 
-  pacer_.update(cwnd, loss_.rtt().smoothed_rtt(), lent.segment_size);
+  if (const uint64_t rate = cc_->pacing_rate(); rate != 0) {
+    pacer_.update_rate(rate, cwnd, lent.segment_size);
+  } else {
+    pacer_.update(cwnd, loss_.rtt().smoothed_rtt(), lent.segment_size);
+  }
   size_t allowed = pacer_.datagrams_allowed(now);
   if (allowed == 0 || burst.path_frames_only) {
     // ACKs, probes, path validation and closes are not held back by pacing.

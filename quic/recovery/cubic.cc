@@ -118,7 +118,7 @@ void Cubic::grow_in_congestion_avoidance(Instant now, uint64_t acked_bytes, Dura
   cubic_remainder_ %= cwnd;
 }
 
-void Cubic::on_ack_processed(Instant now, const RttEstimator&) {
+void Cubic::on_ack_processed(Instant now, const RttEstimator&, uint64_t) {
   if (frame_acked_any_ && hystart_active()) {
     const Duration sample = now > frame_newest_time_sent_ ? now - frame_newest_time_sent_ : 0;
     if (hystart_.on_ack(now, frame_newest_time_sent_, sample) ==

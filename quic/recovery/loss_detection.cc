@@ -62,7 +62,8 @@ bool LossDetection::on_packet_sent(Instant now, PacketNumberSpace space, uint64_
   if (s.discarded || !s.sent.insert(packet_number, packet)) return false;
   if (packet.in_flight) {
     if (packet.ack_eliciting) s.time_of_last_ack_eliciting = packet.time_sent;
-    cc_.on_packet_sent(now, packet_number, packet.size, bytes_in_flight());
+    cc_.on_packet_sent_in_space(now, space == PacketNumberSpace::kApplication, packet_number,
+                                packet.size, bytes_in_flight());
     timer_stale_ = true;
     stale_since_ = now;
   }
@@ -114,10 +115,11 @@ WireError LossDetection::on_ack_received(Instant now, PacketNumberSpace space,
     events.on_packet_acked(space, acked.packet_number, acked.packet);
     if (!acked.packet.in_flight) continue;
     cc_.on_packet_acked(now,
-                        AckedPacket{acked.packet_number, acked.packet.time_sent, acked.packet.size},
+                        AckedPacket{acked.packet_number, acked.packet.time_sent, acked.packet.size,
+                                    space == PacketNumberSpace::kApplication},
                         rtt_, bytes_in_flight_before, app_limited_);
   }
-  cc_.on_ack_processed(now, rtt_);
+  cc_.on_ack_processed(now, rtt_, bytes_in_flight());
 
   if (peer_completed_address_validation()) pto_count_ = 0;
   set_timer(now);
@@ -166,7 +168,7 @@ LossDetection::LossResult LossDetection::detect_lost_packets(Instant now, Packet
   if (!last_lost.has_value()) return result;
   if (result.in_flight_lost) begin_loss_event(result.largest_lost_time_sent);
   if (result.persistent_congestion) event_undoable_ = false;
-  remove_lost(space, criteria, *last_lost, events);
+  remove_lost(now, space, criteria, *last_lost, events);
   return result;
 }
 
@@ -206,7 +208,7 @@ std::optional<uint64_t> LossDetection::find_lost(Space& s, const LossCriteria& c
   return last_lost;
 }
 
-void LossDetection::remove_lost(PacketNumberSpace space, const LossCriteria& criteria,
+void LossDetection::remove_lost(Instant now, PacketNumberSpace space, const LossCriteria& criteria,
                                 uint64_t last_lost, LossEvents& events) {
   Space& s = at(space);
   // Each step restarts the range after the previous packet, so the removals
@@ -230,7 +232,11 @@ void LossDetection::remove_lost(PacketNumberSpace space, const LossCriteria& cri
     record.by_packets = criteria.by_packets(pn);
     record.by_time = criteria.by_time(*packet);
     lost_history_.record(record);
-    if (packet->in_flight) ++event_losses_;
+    if (packet->in_flight) {
+      ++event_losses_;
+      cc_.on_packet_lost(now, AckedPacket{pn, packet->time_sent, packet->size,
+                                          space == PacketNumberSpace::kApplication});
+    }
     events.on_packet_lost(space, pn, *packet);
   }
 }
@@ -311,6 +317,10 @@ void LossDetection::abandon_space_packets(PacketNumberSpace space, LossEvents& e
     const uint64_t packet_number = entry.packet_number;
     const SentPacket packet = entry.packet;  // the reference ends at removal
     (void)s.sent.remove(packet_number);
+    if (packet.in_flight) {
+      cc_.on_packet_discarded(AckedPacket{packet_number, packet.time_sent, packet.size,
+                                          space == PacketNumberSpace::kApplication});
+    }
     events.on_packet_lost(space, packet_number, packet);
   }
   s.time_of_last_ack_eliciting = 0;

@@ -179,6 +179,9 @@ class LossDetection {
   // The sender is not using the window it has (§7.8): acknowledgments then
   // do not grow it. Passed on to congestion control with each acked packet.
   void set_app_limited(bool app_limited) { app_limited_ = app_limited; }
+  // The sender ran out of data with window to spare: congestion control
+  // marks its delivery samples app-limited until this flight is delivered.
+  void on_app_limited() { cc_.on_app_limited(bytes_in_flight()); }
 
   // Bytes of in-flight packets over all spaces, O(1).
   uint64_t bytes_in_flight() const;
@@ -264,8 +267,8 @@ class LossDetection {
   // the result's in-flight figures and persistent congestion.
   std::optional<uint64_t> find_lost(Space& s, const LossCriteria& criteria, LossResult& result);
   // Pass 2: removes and reports the lost packets up to `last_lost`.
-  void remove_lost(wire::PacketNumberSpace space, const LossCriteria& criteria, uint64_t last_lost,
-                   LossEvents& events);
+  void remove_lost(Instant now, wire::PacketNumberSpace space, const LossCriteria& criteria,
+                   uint64_t last_lost, LossEvents& events);
   void take_rtt_sample(Instant now, wire::PacketNumberSpace space, Instant time_sent,
                        uint64_t raw_ack_delay);
   // §B.7: ECN-CE counts rose; `time_sent` is the largest newly acked's.

@@ -35,7 +35,7 @@ void NewReno::on_packet_acked(Instant, const AckedPacket& packet, const RttEstim
   }
 }
 
-void NewReno::on_ack_processed(Instant, const RttEstimator&) {}
+void NewReno::on_ack_processed(Instant, const RttEstimator&, uint64_t) {}
 
 void NewReno::on_congestion_event(Instant now, Instant time_sent) {
   // §7.3.2: one reduction per round trip; losses of packets sent before the

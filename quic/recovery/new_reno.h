@@ -21,7 +21,7 @@ class NewReno final : public CongestionController {
                       uint64_t bytes_in_flight) override;
   void on_packet_acked(Instant now, const AckedPacket& packet, const RttEstimator& rtt,
                        uint64_t bytes_in_flight, bool app_limited) override;
-  void on_ack_processed(Instant now, const RttEstimator& rtt) override;
+  void on_ack_processed(Instant now, const RttEstimator& rtt, uint64_t bytes_in_flight) override;
   void on_congestion_event(Instant now, Instant time_sent) override;
   void on_persistent_congestion(Instant now) override;
   bool undo_congestion_event() override;

@@ -23,14 +23,12 @@ constexpr uint64_t kMaxChargedBytes = uint64_t{1} << 40;
 }  // namespace
 
 void Pacer::update(uint64_t congestion_window, Duration smoothed_rtt, uint64_t max_datagram_size) {
-  if (configured_ && congestion_window == congestion_window_ && smoothed_rtt == smoothed_rtt_ &&
-      max_datagram_size == max_datagram_size_) {
+  if (configured_ && given_rate_ == 0 && congestion_window == congestion_window_ &&
+      smoothed_rtt == smoothed_rtt_ && max_datagram_size == max_datagram_size_) {
     return;
   }
-  congestion_window_ = congestion_window;
+  given_rate_ = 0;
   smoothed_rtt_ = smoothed_rtt;
-  max_datagram_size_ = max_datagram_size;
-
   const uint64_t mds = std::max<uint64_t>(max_datagram_size, 1);
   const uint64_t srtt = std::max<Duration>(smoothed_rtt, 1);
   // rate = gain * cwnd / (srtt * mds) datagrams per ns, as 16.48 fixed
@@ -39,9 +37,32 @@ void Pacer::update(uint64_t congestion_window, Duration smoothed_rtt, uint64_t m
   static_assert(kGainDenominator == 4);
   const u128 numerator = (u128{congestion_window} * kGainNumerator) << (kFractionBits - 2);
   const u128 denominator = u128{srtt} * mds;
+  apply(saturate64(numerator / denominator), congestion_window, max_datagram_size);
+}
+
+void Pacer::update_rate(uint64_t bytes_per_second, uint64_t congestion_window,
+                        uint64_t max_datagram_size) {
+  if (configured_ && bytes_per_second == given_rate_ && congestion_window == congestion_window_ &&
+      max_datagram_size == max_datagram_size_) {
+    return;
+  }
+  given_rate_ = bytes_per_second;
+  smoothed_rtt_ = 0;
+  const uint64_t mds = std::max<uint64_t>(max_datagram_size, 1);
+  // bytes/s * 2^48 / (10^9 * mds): below 2^(64+48) over a denominator
+  // below 2^(30+64).
+  const u128 numerator = u128{bytes_per_second} << kFractionBits;
+  const u128 denominator = u128{kSecond} * mds;
+  apply(saturate64(numerator / denominator), congestion_window, max_datagram_size);
+}
+
+void Pacer::apply(uint64_t rate, uint64_t congestion_window, uint64_t max_datagram_size) {
+  congestion_window_ = congestion_window;
+  max_datagram_size_ = max_datagram_size;
+  const uint64_t mds = std::max<uint64_t>(max_datagram_size, 1);
   // A window that is open never pauses for good: at least 2^-48 datagrams
   // per ns (one per ~3.3 days).
-  rate_ = std::max<uint64_t>(saturate64(numerator / denominator), congestion_window > 0 ? 1 : 0);
+  rate_ = std::max<uint64_t>(rate, congestion_window > 0 ? 1 : 0);
   token_cost_per_byte_ = ((u128{1} << 64) + mds - 1) / mds;
 
   const uint64_t burst = saturate64((u128{rate_} * kBurstInterval) >> kFractionBits);

@@ -53,6 +53,11 @@ class Pacer {
   // accrue at the rate in force when datagrams_allowed() next refills, so a
   // caller that wants the old rate to cover the time up to now refills first.
   void update(uint64_t congestion_window, Duration smoothed_rtt, uint64_t max_datagram_size);
+  // The same with the rate given, in bytes per second, by a congestion
+  // controller that sets its own (BBR); the window still sizes the first
+  // burst.
+  void update_rate(uint64_t bytes_per_second, uint64_t congestion_window,
+                   uint64_t max_datagram_size);
 
   // Refills the bucket up to `now` and returns the whole datagrams it holds.
   size_t datagrams_allowed(Instant now);
@@ -77,11 +82,14 @@ class Pacer {
 
  private:
   void refill(Instant now);
+  // Takes `rate` (datagrams per ns, 48 fractional bits) and sizes the bucket.
+  void apply(uint64_t rate, uint64_t congestion_window, uint64_t max_datagram_size);
 
   bool configured_ = false;
   uint64_t congestion_window_ = 0;
   Duration smoothed_rtt_ = 0;
   uint64_t max_datagram_size_ = 0;
+  uint64_t given_rate_ = 0;  // bytes per second from update_rate(); 0: update()
 
   uint64_t rate_ = 0;
   // ceil(2^64 / max_datagram_size): bytes * this >> 16 is bytes in tokens.

@@ -45,7 +45,7 @@ expect_error "expected auto, always or never" --retry=sometimes
 expect_error "--max-connections=0" --max-connections=0
 expect_error "--max-half-open-per-address=some" --max-half-open-per-address=some
 expect_error "--max-half-open-per-address=-1" --max-half-open-per-address=-1
-expect_error "expected newreno or cubic" --cc=bbr
+expect_error "expected cubic, newreno or bbr" --cc=bbr2
 expect_error "expected on or off" --gso=maybe
 expect_error "--stats=x" --stats=x
 expect_error "--drain-timeout=x" --drain-timeout=x

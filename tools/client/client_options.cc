@@ -4,6 +4,7 @@
 #include <string>
 #include <string_view>
 
+#include "quic/recovery/congestion_factory.h"
 #include "tools/client/client_rig.h"
 #include "tools/quicload/client_support.h"
 
@@ -30,7 +31,7 @@ constexpr char kUsage[] =
     "  --key-update         initiate a key update once 100 kB arrived\n"
     "  --migrate            move to a new local port once 100 kB arrived\n"
     "  --timeout=SECONDS    give up on a connection after this long (default 60)\n"
-    "  --cc=newreno|cubic   congestion controller (default cubic)\n"
+    "  --cc=newreno|cubic|bbr congestion controller (default cubic)\n"
     "  --max-udp-payload=N  largest datagram to send, 1200..16383 (default 16383): the\n"
     "                       ceiling of path MTU discovery from 1452; 1452 turns it off\n"
     "  --help               this text\n"
@@ -106,14 +107,13 @@ bool set_valued_flag(std::string_view arg, ClientOptions& options, std::string& 
     }
     options.max_udp_payload = n;
   } else if (flag == "--cc") {
-    if (value == "newreno")
-      options.congestion_control = recovery::CongestionControlAlgorithm::kNewReno;
-    else if (value == "cubic")
-      options.congestion_control = recovery::CongestionControlAlgorithm::kCubic;
-    else {
-      error = "dpquic_client: --cc=" + std::string(value) + ": expected newreno or cubic";
+    const auto algorithm = recovery::parse_congestion_control(value);
+    if (!algorithm.has_value()) {
+      error = "dpquic_client: --cc=" + std::string(value) + ": expected " +
+              recovery::kCongestionControlNames;
       return false;
     }
+    options.congestion_control = *algorithm;
   } else {
     error = "dpquic_client: unknown flag " + std::string(flag) + " (see --help)";
     return false;

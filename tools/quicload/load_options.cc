@@ -2,6 +2,8 @@
 
 #include <string_view>
 
+#include "quic/recovery/congestion_factory.h"
+
 namespace dpquic::tools {
 
 namespace {
@@ -41,7 +43,7 @@ constexpr char kUsage[] =
     "  --shared-port          every connection of a shard sends from the same UDP port\n"
     "                         (default: a port of its own per connection, as separate\n"
     "                         clients; a socket each on kernel UDP)\n"
-    "  --cc=cubic|newreno     congestion controller (default cubic)\n"
+    "  --cc=cubic|newreno|bbr congestion controller (default cubic)\n"
     "  --max-udp-payload=N    largest datagram to send, 1200..16383 (default 16383)\n"
     "  --ca=PEM               verify the server against these certificates (default: none)\n"
     "  --json=FILE            write the final report as JSON to FILE\n"
@@ -142,13 +144,9 @@ struct Parser {
     }
     if (name == "--cores") return number(name, value, 1, 64, options.cores);
     if (name == "--cc") {
-      if (value == "cubic") {
-        options.congestion_control = recovery::CongestionControlAlgorithm::kCubic;
-      } else if (value == "newreno") {
-        options.congestion_control = recovery::CongestionControlAlgorithm::kNewReno;
-      } else {
-        return bad_value(name, value, "cubic or newreno");
-      }
+      const auto algorithm = recovery::parse_congestion_control(value);
+      if (!algorithm.has_value()) return bad_value(name, value, recovery::kCongestionControlNames);
+      options.congestion_control = *algorithm;
       return true;
     }
     if (name == "--max-udp-payload") {

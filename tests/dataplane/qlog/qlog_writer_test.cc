@@ -222,6 +222,43 @@ TEST(QlogWriterTest, HeaderAndEventsAsJsonSeq) {
   EXPECT_EQ(parse_records(text).size(), 13u);
 }
 
+// BBR's model rides on recovery:metrics_updated (pacing_rate and the
+// bandwidth estimate in bits per second, its min RTT), and its state
+// machine on recovery:congestion_state_updated.
+TEST(QlogWriterTest, CongestionStateAndModel) {
+  const std::string dir = temp_dir();
+  {
+    QlogWriter writer(dir, 1000.0);
+    writer.on_connection_started(0, start_of(wire::Role::kServer));
+    writer.on_congestion_state_updated(kMillisecond, "", "startup");
+    conn::RecoveryMetrics metrics;
+    metrics.congestion_window = 14720;
+    metrics.pacing_rate = 1'000'000;
+    metrics.bandwidth_estimate = 500'000;
+    metrics.model_min_rtt = 40 * kMillisecond;
+    writer.on_metrics_updated(2 * kMillisecond, metrics);
+    metrics.bandwidth_estimate = 600'000;
+    writer.on_metrics_updated(3 * kMillisecond, metrics);  // only the estimate changed
+    writer.on_congestion_state_updated(4 * kMillisecond, "startup", "drain");
+  }
+  const std::string text = read_file(dir + "/deadbeef_server.sqlog");
+  EXPECT_NE(text.find("\"name\":\"recovery:congestion_state_updated\",\"data\":{"
+                      "\"new\":\"startup\"}"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("\"congestion_window\":14720,\"bytes_in_flight\":0,\"pacing_rate\":8000000,"
+                      "\"bandwidth_estimate\":4000000,\"model_min_rtt\":40.000}"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("\"recovery:metrics_updated\",\"data\":{\"bandwidth_estimate\":4800000}"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("\"recovery:congestion_state_updated\",\"data\":{\"old\":\"startup\","
+                      "\"new\":\"drain\"}"),
+            std::string::npos)
+      << text;
+}
+
 TEST(QlogWriterTest, ParametersSetNamesOwnerAndValues) {
   const std::string dir = temp_dir();
   {

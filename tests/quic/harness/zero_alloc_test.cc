@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstdio>
 
+#include "quic/recovery/congestion_factory.h"
 #include "tools/testbed/allocation_counter.h"
 #include "tools/testbed/perf_app.h"
 #include "tools/testbed/quic_pair.h"
@@ -17,7 +18,7 @@ namespace {
 
 constexpr uint64_t kMegabyte = 1 << 20;
 
-TEST(ZeroAllocTest, HundredMegabytesAllocateNothingAfterWarmUp) {
+void download_allocates_nothing(recovery::CongestionControlAlgorithm algorithm) {
   constexpr uint64_t kSize = 100 * kMegabyte;
   constexpr uint64_t kWarmUp = 10 * kMegabyte;
   // 500 Mbit/s, 10 ms each way, a 256 KB queue: the congestion window
@@ -33,6 +34,7 @@ TEST(ZeroAllocTest, HundredMegabytesAllocateNothingAfterWarmUp) {
   PairOptions options;
   options.client_to_server = link;
   options.server_to_client = link;
+  options.server.connection.congestion_control = algorithm;
   QuicPair pair(options);
   PerfServer server_app(*pair.server);
   PerfClient client_app(*pair.client);
@@ -68,11 +70,22 @@ TEST(ZeroAllocTest, HundredMegabytesAllocateNothingAfterWarmUp) {
   // The steady state had losses to recover from.
   EXPECT_GT(server->stats().packets_lost, lost_before);
   std::printf(
-      "steady state: %lu packets sent+received, %zu allocations (%.6f per packet), %lu lost\n",
-      packets, allocations, static_cast<double>(allocations) / static_cast<double>(packets),
+      "%s steady state: %lu packets sent+received, %zu allocations (%.6f per packet), %lu lost\n",
+      recovery::congestion_control_name(algorithm), packets, allocations,
+      static_cast<double>(allocations) / static_cast<double>(packets),
       server->stats().packets_lost - lost_before);
   EXPECT_GT(packets, 100'000u);
   EXPECT_EQ(allocations, 0u);
+}
+
+TEST(ZeroAllocTest, HundredMegabytesAllocateNothingAfterWarmUp) {
+  download_allocates_nothing(recovery::CongestionControlAlgorithm::kCubic);
+}
+
+// BBR adds its delivery-rate ring (quic/recovery/delivery_rate.h), sized
+// by the flight during warm-up like the sent-packet ring.
+TEST(ZeroAllocTest, BbrDownloadAllocatesNothingAfterWarmUp) {
+  download_allocates_nothing(recovery::CongestionControlAlgorithm::kBbr);
 }
 
 }  // namespace

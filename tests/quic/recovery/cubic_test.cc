@@ -309,7 +309,7 @@ TEST_F(CubicCurveTest, IdleTimeIsNotTimeOnTheCurve) {
 void ack_frame(Cubic& cc, Instant now, Instant time_sent) {
   static const RttEstimator rtt(50 * kMs);
   ack(cc, now, time_sent, rtt);
-  cc.on_ack_processed(now, rtt);
+  cc.on_ack_processed(now, rtt, 0);
 }
 
 // A round of 8 ACK frames starting at `start`, each measuring `rtt_sample`;

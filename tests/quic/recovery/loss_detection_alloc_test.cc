@@ -37,7 +37,7 @@ class NullCongestionController final : public CongestionController {
  public:
   void on_packet_sent(Instant, uint64_t, uint64_t, uint64_t) override {}
   void on_packet_acked(Instant, const AckedPacket&, const RttEstimator&, uint64_t, bool) override {}
-  void on_ack_processed(Instant, const RttEstimator&) override {}
+  void on_ack_processed(Instant, const RttEstimator&, uint64_t) override {}
   void on_congestion_event(Instant, Instant) override { ++congestion_events; }
   void on_persistent_congestion(Instant) override {}
   uint64_t congestion_window() const override { return UINT64_MAX; }

@@ -72,7 +72,7 @@ class RecordingCongestionController final : public CongestionController {
         " srtt=" + std::to_string(rtt.smoothed_rtt()) + " bif=" + std::to_string(bytes_in_flight) +
         " app_limited=" + std::to_string(app_limited));
   }
-  void on_ack_processed(Instant now, const RttEstimator&) override {
+  void on_ack_processed(Instant now, const RttEstimator&, uint64_t) override {
     calls.push_back("ack_processed now=" + std::to_string(now));
   }
   void on_congestion_event(Instant now, Instant time_sent) override {

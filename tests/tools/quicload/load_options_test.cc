@@ -48,6 +48,12 @@ TEST(LoadOptionsTest, Defaults) {
   EXPECT_FALSE(o.shared_port);  // a source port per connection
 }
 
+TEST(LoadOptionsTest, CongestionControllerBbr) {
+  const Parsed p = parse({"--cc=bbr", "https://127.0.0.1:1/1"});
+  ASSERT_TRUE(p.options) << p.error;
+  EXPECT_EQ(p.options->congestion_control, recovery::CongestionControlAlgorithm::kBbr);
+}
+
 TEST(LoadOptionsTest, EveryFlag) {
   const Parsed p =
       parse({"--connections=8", "--streams=4", "--requests=1000", "--upload=5000",
@@ -170,8 +176,8 @@ TEST(LoadOptionsTest, BadUsageIsOneLine) {
             "quicload: --streams=x: expected 1..10000");
   EXPECT_EQ(error_of({"--timeout=-1", "https://127.0.0.1:1/1"}),
             "quicload: --timeout=-1: expected seconds, up to 3600");
-  EXPECT_EQ(error_of({"--cc=bbr", "https://127.0.0.1:1/1"}),
-            "quicload: --cc=bbr: expected cubic or newreno");
+  EXPECT_EQ(error_of({"--cc=bbr2", "https://127.0.0.1:1/1"}),
+            "quicload: --cc=bbr2: expected cubic, newreno or bbr");
   EXPECT_EQ(error_of({"--backend=xdp", "https://127.0.0.1:1/1"}),
             "quicload: --backend=xdp: expected udp or dpdk");
   EXPECT_EQ(error_of({"--requests=5", "--duration=1", "https://127.0.0.1:1/1"}),
