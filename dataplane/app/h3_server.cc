@@ -178,6 +178,10 @@ void H3Server::on_event(Instant now, const endpoint::EndpointEvent& event) {
       return connection->session.fail_with_code(now, NGHTTP3_H3_GENERAL_PROTOCOL_ERROR,
                                                 "peer allows too few unidirectional streams");
     }
+    // The connection cannot open streams (it is closing, or its peer's limit
+    // is not there yet): no request is read, since nghttp3 answers one only
+    // once the control and QPACK streams are bound.
+    if (rv == 1) return;
     if (rv == 0) {
       mark_ready(*connection);
       if (draining_) send_goaway(now, *connection);
