@@ -59,6 +59,7 @@ void Bbr::on_init() {
   probe_rtt_expired_ = false;
   reset_congestion_signals();
   reset_short_term_model();
+  ce_rounds_.reset();
   // InitRoundCounting()
   next_round_delivered_ = 0;
   round_start_ = false;
@@ -131,8 +132,9 @@ void Bbr::on_packet_sent_in_space(Instant now, bool application_space, uint64_t 
   handle_restart_from_idle(now, saturating_sub(bytes_in_flight, size));
   sampler_.on_packet_sent(now, application_space, packet_number, size, bytes_in_flight);
   inflight_ = bytes_in_flight;
-  // C.is_cwnd_limited: less than a datagram of window is left.
-  if (bytes_in_flight + smss_ > cwnd_) cwnd_limited_this_round_ = true;
+  // C.is_cwnd_limited: less window is left than another datagram like this
+  // one needs (datagrams grow past smss_ once the path MTU is known).
+  if (bytes_in_flight + std::max(size, smss_) > cwnd_) cwnd_limited_this_round_ = true;
 }
 
 // §5.4.1 HandleRestartFromIdle().
@@ -162,6 +164,7 @@ void Bbr::on_packet_acked(Instant now, const AckedPacket& packet, const RttEstim
   open_ack();
   sampler_.on_packet_acked(now, packet.application_space, packet.packet_number, packet.time_sent,
                            packet.size);
+  if (packet.application_space) ce_rounds_.on_acked();
   inflight_ = saturating_sub(inflight_, packet.size);
   // §5.6.4.4: recovery ends with the first packet sent after it began;
   // the window comes back (BoundCwndForModel() bounds it at the ACK's end).
@@ -202,6 +205,8 @@ void Bbr::on_packet_discarded(const AckedPacket& packet) {
 }
 
 void Bbr::on_app_limited(uint64_t bytes_in_flight) { sampler_.mark_app_limited(bytes_in_flight); }
+
+void Bbr::on_ce_marks(Instant, uint64_t count) { ce_rounds_.on_marks(count); }
 
 // NoteLoss().
 void Bbr::note_loss() {
@@ -307,7 +312,7 @@ void Bbr::update_on_ack(Instant now) {
 
 void Bbr::update_model_and_state(Instant now) {
   update_latest_delivery_signals();
-  update_congestion_signals();
+  update_congestion_signals(now);
   update_ack_aggregation(now);
   check_full_bw_reached();
   check_startup_done();
@@ -344,10 +349,12 @@ void Bbr::advance_latest_delivery_signals() {
 }
 
 // UpdateCongestionSignals(). At a loss round's end, its losses are also
-// kept for CheckStartupHighLoss().
-void Bbr::update_congestion_signals() {
+// kept for CheckStartupHighLoss(), and its CE marks judged (bbr_ecn.h).
+void Bbr::update_congestion_signals(Instant now) {
   update_max_bw();
   if (!loss_round_start_) return;
+  ce_rounds_.end_round();
+  check_ecn_too_high(now);
   lost_last_round_ = lost_in_round_;
   loss_ranges_last_round_ = loss_ranges_in_round_;
   delivered_last_round_ = sampler_.delivered() - delivered_at_loss_round_start_;
@@ -391,12 +398,30 @@ void Bbr::update_ack_aggregation(Instant now) {
   extra_acked_ = extra_acked_filter_.update(extra, round_count_, filter_len);
 }
 
-// AdaptLowerBoundsFromCongestion(): once per round trip.
+// AdaptLowerBoundsFromCongestion(): once per round trip. CE marks bound
+// inflight_shortterm too, by the lower of the two responses.
 void Bbr::adapt_lower_bounds_from_congestion() {
   if (is_probing_bw()) return;
-  if (!is_loss_in_round_) return;
+  const bool marked = ce_rounds_.marked_last_round();
+  if (!is_loss_in_round_ && !marked) return;
   init_lower_bounds();
-  loss_lower_bounds();
+  const uint64_t ecn_bound =
+      to_bytes((1 - kEcnFactor * ce_rounds_.alpha()) * static_cast<double>(inflight_shortterm_));
+  if (is_loss_in_round_) loss_lower_bounds();
+  if (marked) inflight_shortterm_ = std::min(inflight_shortterm_, ecn_bound);
+}
+
+// A round with more than kEcnThresh of its packets CE-marked: in Startup
+// the pipe is full, as CheckStartupHighLoss() concludes from loss; while
+// probing bandwidth, inflight is too high (HandleInflightTooHigh()).
+void Bbr::check_ecn_too_high(Instant now) {
+  if (ce_rounds_.last_ratio() <= kEcnThresh) return;
+  if (state_ == State::kStartup && !full_bw_reached_) {
+    full_bw_reached_ = true;
+    inflight_longterm_ = std::max(bdp(), inflight_latest_);
+    return;
+  }
+  if (is_bw_probe_sample_) handle_inflight_too_high(now, rs().is_app_limited, rs().tx_in_flight);
 }
 
 // InitLowerBounds(): the first congestion episode of this cycle.

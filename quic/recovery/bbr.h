@@ -24,12 +24,16 @@
 //   the window (OnEnterFastRecovery), and the first ACK of a packet sent
 //   after it ends recovery and restores the window (RestoreCwnd).
 // - Persistent congestion (RFC 9002 §7.6) is the RTO of §5.6.4.4.
-// - ECN-CE counts as a congestion event, like a loss, for recovery; the
-//   model takes no ECN signal (the draft leaves ECN to future work, §3.7).
+// - ECN-CE counts as a congestion event, like a loss, for recovery. The
+//   draft's model responds to loss only; CE marks bound it as BBRv2's
+//   design does (bbr_ecn.h): a round with marks cuts inflight_shortterm by
+//   kEcnFactor * alpha, and a round with more than kEcnThresh of its
+//   packets marked ends Startup or a bandwidth probe as high loss does.
 
 #include <algorithm>
 #include <cstdint>
 
+#include "quic/recovery/bbr_ecn.h"
 #include "quic/recovery/congestion_controller.h"
 #include "quic/recovery/delivery_rate.h"
 #include "quic/recovery/windowed_filter.h"
@@ -83,6 +87,10 @@ class Bbr final : public CongestionController {
   // §5.3.3.9: bound on the doubling of inflight_longterm's growth.
   static constexpr uint64_t kMaxRenoRounds = 63;
   static constexpr uint32_t kMaxProbeUpRounds = 30;
+  // ECN (bbr_ecn.h): the fraction of a round's packets marked above which
+  // inflight is too high, and the cut per marked round at alpha = 1.
+  static constexpr double kEcnThresh = 0.5;
+  static constexpr double kEcnFactor = 1.0 / 3;
 
   // `seed` drives the randomized probe timing (§5.3.3.8: PickProbeWait).
   explicit Bbr(uint64_t max_datagram_size, uint64_t seed = 1);
@@ -97,6 +105,7 @@ class Bbr final : public CongestionController {
   void on_packet_lost(Instant now, const AckedPacket& packet) override;
   void on_packet_discarded(const AckedPacket& packet) override;
   void on_app_limited(uint64_t bytes_in_flight) override;
+  void on_ce_marks(Instant now, uint64_t count) override;
   void on_congestion_event(Instant now, Instant time_sent) override;
   void on_persistent_congestion(Instant now) override;
   bool undo_congestion_event() override;
@@ -129,6 +138,7 @@ class Bbr final : public CongestionController {
   uint64_t round_count() const { return round_count_; }
   uint64_t probe_rtt_rounds_entered() const { return probe_rtt_entries_; }
   const DeliveryRateSampler& sampler() const { return sampler_; }
+  const CeRounds& ce_rounds() const { return ce_rounds_; }
   uint64_t max_datagram_size() const { return smss_; }
   static const char* state_name(State state);
 
@@ -145,13 +155,14 @@ class Bbr final : public CongestionController {
   void reset_full_bw();  // ResetFullBW()
   void init_lower_bounds();
   void loss_lower_bounds();
+  void check_ecn_too_high(Instant now);
   void update_on_ack(Instant now);  // UpdateOnACK() after GenerateRateSample()
   void update_model_and_state(Instant now);
   void update_control_parameters();
   void update_latest_delivery_signals();  // UpdateLatestDeliverySignals()
   void advance_latest_delivery_signals();
-  void update_congestion_signals();  // UpdateCongestionSignals()
-  void update_max_bw();              // UpdateMaxBw() and UpdateRound()
+  void update_congestion_signals(Instant now);  // UpdateCongestionSignals()
+  void update_max_bw();                         // UpdateMaxBw() and UpdateRound()
   void update_ack_aggregation(Instant now);
   void adapt_lower_bounds_from_congestion();
   void reset_congestion_signals();
@@ -263,6 +274,7 @@ class Bbr final : public CongestionController {
   AckPhase ack_phase_ = AckPhase::kInit;
   bool is_bw_probe_sample_ = false;
   bool is_loss_in_round_ = false;
+  CeRounds ce_rounds_;
   bool loss_round_start_ = false;
   uint64_t loss_round_delivered_ = 0;
   uint64_t bw_probe_up_acked_ = 0;

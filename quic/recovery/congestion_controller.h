@@ -95,6 +95,14 @@ class CongestionController {
   // (MarkConnectionAppLimited, draft-ietf-ccwg-bbr §4.1.2.4).
   virtual void on_app_limited(uint64_t bytes_in_flight) { (void)bytes_in_flight; }
 
+  // `count` Application-space packets newly reported ECN-CE by one ACK
+  // frame's counts, before that frame's acknowledged packets are reported
+  // (and before the congestion event the marks also raise).
+  virtual void on_ce_marks(Instant now, uint64_t count) {
+    (void)now;
+    (void)count;
+  }
+
   // Loss of, or ECN-CE on, a packet sent at `time_sent` (§7.3.2). Ignored
   // while already recovering from a packet sent after that.
   virtual void on_congestion_event(Instant now, Instant time_sent) = 0;

@@ -105,6 +105,9 @@ WireError LossDetection::on_ack_received(Instant now, PacketNumberSpace space,
   }
   // §B.7 ProcessECN.
   if (has_ecn_counts && frame.ecn.ecn_ce > s.ecn_ce_count) {
+    if (space == PacketNumberSpace::kApplication) {
+      cc_.on_ce_marks(now, frame.ecn.ecn_ce - s.ecn_ce_count);
+    }
     s.ecn_ce_count = frame.ecn.ecn_ce;
     on_ecn_ce(now, largest_newly_acked.packet.time_sent);
   }

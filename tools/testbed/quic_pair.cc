@@ -73,7 +73,7 @@ crypto::CertificateChain make_chain(size_t length) {
 
 }  // namespace
 
-QuicPair::QuicPair(PairOptions pair_options)
+QuicPair::QuicPair(PairOptions pair_options, Unattached)
     : options(std::move(pair_options)), certificate(make_chain(options.certificate_chain_length)) {
   options.server_tls.certificate = &certificate;
   server_tls = crypto::TlsContext::create_server(options.server_tls);
@@ -86,22 +86,33 @@ QuicPair::QuicPair(PairOptions pair_options)
       std::make_unique<EndpointNode>(*client, options.datagram_capacity, 16, options.burst_mode);
   server_proxy_ = std::make_unique<NodeProxy>(server_node);
   client_proxy_ = std::make_unique<NodeProxy>(client_node);
+}
+
+QuicPair::QuicPair(PairOptions pair_options) : QuicPair(std::move(pair_options), Unattached{}) {
   simulator = std::make_unique<Simulator>(*client_proxy_, options.client_address, *server_proxy_,
                                           options.server_address, options.client_to_server,
                                           options.server_to_client);
+  loop_ = simulator.get();
+}
+
+QuicPair::QuicPair(PairOptions pair_options, Dumbbell& network)
+    : QuicPair(std::move(pair_options), Unattached{}) {
+  network.attach(*client_proxy_, options.client_address, true);
+  network.attach(*server_proxy_, options.server_address, false);
+  loop_ = &network;
 }
 
 QuicPair::~QuicPair() = default;
 
 endpoint::ConnectionHandle QuicPair::connect(uint32_t version) {
   PathAddresses path{options.client_address, options.server_address};
-  const auto handle = client->connect(simulator->now(), path, "localhost", version);
+  const auto handle = client->connect(loop_->now(), path, "localhost", version);
   if (!handle) throw std::runtime_error("client connection pool full");
   return *handle;
 }
 
 bool QuicPair::run_until(const std::function<bool()>& done, Duration limit) {
-  return simulator->run_until(done, simulator->now() + limit);
+  return loop_->run_until(done, loop_->now() + limit);
 }
 
 conn::Connection* QuicPair::server_connection() {

@@ -13,6 +13,7 @@
 #include "crypto/mb_manager.h"
 #include "crypto/tls_context.h"
 #include "quic/endpoint/endpoint.h"
+#include "tools/testbed/dumbbell.h"
 #include "tools/testbed/endpoint_node.h"
 #include "tools/testbed/simulator.h"
 
@@ -39,13 +40,21 @@ struct PairOptions {
 
 class QuicPair {
  public:
+  // The pair on a network of its own, `simulator`, with the options' links.
   explicit QuicPair(PairOptions options = PairOptions());
+  // The pair attached to a shared `network` at the options' addresses (the
+  // options' links are unused; `simulator` stays null). The network must
+  // outlive the pair's use of it, and each pair on it needs addresses of
+  // its own.
+  QuicPair(PairOptions options, Dumbbell& network);
   ~QuicPair();
 
   // Starts a client connection to the server.
   endpoint::ConnectionHandle connect(uint32_t version = 0x00000001);
-  // Runs the simulation until `done` or `limit` of virtual time passes.
+  // Runs the network until `done` or `limit` of virtual time passes.
   bool run_until(const std::function<bool()>& done, Duration limit = 60 * kSecond);
+  // The network's virtual time.
+  Instant now() const { return loop_->now(); }
 
   conn::Connection* client_connection(endpoint::ConnectionHandle handle) {
     return client->connection(handle);
@@ -73,6 +82,10 @@ class QuicPair {
  private:
   // Forward to whichever node is current (restart_* swaps them).
   class NodeProxy;
+  // The endpoints and their nodes, not yet on a network.
+  struct Unattached {};
+  QuicPair(PairOptions options, Unattached);
+  EventLoop* loop_ = nullptr;
   std::unique_ptr<NodeProxy> server_proxy_;
   std::unique_ptr<NodeProxy> client_proxy_;
 };

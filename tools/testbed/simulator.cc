@@ -10,12 +10,19 @@ Simulator::Simulator(Node& client, SocketAddress client_address, Node& server,
                      LinkConfig server_to_client)
     : client_to_server_(client_to_server),
       server_to_client_(server_to_client),
-      client_{&client, &client_to_server_, {client_address}},
-      server_{&server, &server_to_client_, {server_address}},
+      client_{{&client, &client_sink_, "client"}, &client_to_server_, {client_address}},
+      server_{{&server, &server_sink_, "server"}, &server_to_client_, {server_address}},
       client_sink_(*this, true),
       server_sink_(*this, false),
       client_primary_(client_address),
-      nat_external_(client_address) {}
+      nat_external_(client_address) {
+  add_member(client_.member);
+  add_member(server_.member);
+}
+
+Instant Simulator::next_delivery() const {
+  return std::min(client_to_server_.next_delivery(), server_to_client_.next_delivery());
+}
 
 void Simulator::add_server_address(SocketAddress extra) { learn(server_, extra); }
 
@@ -28,11 +35,6 @@ void Simulator::reconfigure_link(bool client_to_server, const LinkConfig& config
 void Simulator::set_observer(
     std::function<void(bool client_to_server, Instant now, const Datagram&)> observer) {
   observer_ = std::move(observer);
-}
-
-void Simulator::set_stall_limits(uint64_t timeout_repeats, uint64_t rounds_per_instant) {
-  max_timeout_repeats_ = timeout_repeats;
-  max_rounds_per_instant_ = rounds_per_instant;
 }
 
 bool Simulator::owns(const Side& side, const SocketAddress& address) {
@@ -86,7 +88,7 @@ void Simulator::SideSink::send(const PathAddresses& path, transmit::EcnCodepoint
 void Simulator::send_from(bool client, const PathAddresses& path, transmit::EcnCodepoint ecn,
                           std::span<const uint8_t> bytes) {
   Side& side = client ? client_ : server_;
-  side.sent_or_received = true;
+  side.member.active = true;
   learn(side, path.local);
   PathAddresses wire = path;
   if (client) {
@@ -124,76 +126,9 @@ bool Simulator::deliver_one() {
     link.mark_taken_unroutable();
     return true;
   }
-  side.sent_or_received = true;
-  side.node->handle_datagram(now_, received, delivery.ecn, delivery.bytes);
+  side.member.active = true;
+  side.member.node->handle_datagram(now_, received, delivery.ecn, delivery.bytes);
   return true;
-}
-
-void Simulator::check_timeout_stall(Side& side, const char* name) {
-  const Instant timeout = side.node->poll_timeout();
-  if (timeout > now_ || side.sent_or_received) {
-    side.stuck_timeouts = 0;
-    return;
-  }
-  if (++side.stuck_timeouts > max_timeout_repeats_) {
-    throw SimulationStalled(std::string("simulator: the ") + name + " node still reports timeout " +
-                            std::to_string(timeout) + " <= now " + std::to_string(now_) +
-                            " after " + std::to_string(side.stuck_timeouts) +
-                            " consecutive handle_timeout calls without sending or receiving");
-  }
-}
-
-bool Simulator::run_until(const std::function<bool()>& done, Instant deadline) {
-  if (done()) return true;
-  uint64_t rounds_at_this_instant = 0;
-  for (;;) {
-    client_.sent_or_received = false;
-    server_.sent_or_received = false;
-
-    while (deliver_one()) {
-      if (done()) return true;
-    }
-    bool client_fired = false;
-    bool server_fired = false;
-    if (client_.node->poll_timeout() <= now_) {
-      client_.node->handle_timeout(now_);
-      client_fired = true;
-      if (done()) return true;
-    }
-    if (server_.node->poll_timeout() <= now_) {
-      server_.node->handle_timeout(now_);
-      server_fired = true;
-      if (done()) return true;
-    }
-    client_.node->poll_transmit(now_, client_sink_);
-    if (done()) return true;
-    server_.node->poll_transmit(now_, server_sink_);
-    if (done()) return true;
-
-    if (client_fired) check_timeout_stall(client_, "client");
-    if (server_fired) check_timeout_stall(server_, "server");
-
-    const Instant next =
-        std::min({client_to_server_.next_delivery(), server_to_client_.next_delivery(),
-                  client_.node->poll_timeout(), server_.node->poll_timeout()});
-    if (next > now_) {
-      if (next == kNever || next > deadline) {
-        // Nothing more happens before the deadline.
-        if (deadline != kNever && deadline > now_) now_ = deadline;
-        return false;
-      }
-      now_ = next;
-      rounds_at_this_instant = 0;
-      client_.stuck_timeouts = 0;
-      server_.stuck_timeouts = 0;
-      continue;
-    }
-    if (++rounds_at_this_instant > max_rounds_per_instant_) {
-      throw SimulationStalled("simulator: virtual time stuck at " + std::to_string(now_) + " for " +
-                              std::to_string(rounds_at_this_instant) +
-                              " rounds (zero-delay traffic that never ends?)");
-    }
-  }
 }
 
 }  // namespace dpquic::harness

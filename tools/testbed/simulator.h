@@ -1,7 +1,7 @@
 #pragma once
 // Two simulated endpoints ("client" and "server") joined by one Link per
-// direction, run in virtual time: the in-memory network of the two-endpoint
-// test harness.
+// direction, run in virtual time (event_loop.h): the in-memory network of
+// the two-endpoint test harness.
 //
 // Routing is by destination address. Each node owns the addresses it was
 // given plus every source address it has sent from (migration), and a
@@ -15,23 +15,18 @@
 #include <cstdint>
 #include <functional>
 #include <span>
-#include <stdexcept>
-#include <string>
 #include <vector>
 
 #include "quic/conn/socket_address.h"
 #include "quic/time.h"
 #include "quic/transmit/burst.h"
+#include "tools/testbed/event_loop.h"
 #include "tools/testbed/link.h"
 
 namespace dpquic::harness {
 
 using dpquic::Duration;
 using dpquic::Instant;
-
-// Virtual time starts here rather than at 0, so code computing `now - d`
-// behaves as with a real monotonic clock.
-inline constexpr Instant kSimulationStart = 1000 * kSecond;
 
 struct NatRebinding {
   Instant at = kNever;
@@ -47,45 +42,12 @@ struct Datagram {
   std::span<const uint8_t> bytes;
 };
 
-// What a simulated endpoint implements.
-class Node {
- public:
-  virtual ~Node() = default;
-  // A datagram arrives: `path.local` = this node's address it was sent to,
-  // `path.remote` = its source. `bytes` is writable (decryption in place) and
-  // valid only during the call.
-  virtual void handle_datagram(Instant now, const PathAddresses& path, transmit::EcnCodepoint ecn,
-                               std::span<uint8_t> bytes) = 0;
-  virtual void handle_timeout(Instant now) = 0;
-  virtual Instant poll_timeout() = 0;
-  // Emits the datagrams to send now through `sink` (send copies them into the
-  // network); returns when it has nothing more to send at `now`.
-  class Sink {
-   public:
-    virtual ~Sink() = default;
-    // `path.local` is the source, `path.remote` the destination.
-    virtual void send(const PathAddresses& path, transmit::EcnCodepoint ecn,
-                      std::span<const uint8_t> bytes) = 0;
-  };
-  virtual void poll_transmit(Instant now, Sink& sink) = 0;
-};
-
-// Thrown by run_until when the simulation cannot make progress: a node keeps
-// reporting a timeout at or before `now` although handle_timeout was called,
-// or virtual time stops advancing altogether.
-class SimulationStalled : public std::runtime_error {
- public:
-  explicit SimulationStalled(const std::string& what) : std::runtime_error(what) {}
-};
-
-class Simulator {
+class Simulator : public EventLoop {
  public:
   using LinkStats = harness::LinkStats;
 
   Simulator(Node& client, SocketAddress client_address, Node& server, SocketAddress server_address,
             LinkConfig client_to_server, LinkConfig server_to_client);
-  Simulator(const Simulator&) = delete;
-  Simulator& operator=(const Simulator&) = delete;
 
   // Another address routed to the server (e.g. its preferred address).
   void add_server_address(SocketAddress extra);
@@ -94,16 +56,6 @@ class Simulator {
   void set_nat_rebinding(NatRebinding rebinding);
   // The address the server currently sees for the client's primary address.
   SocketAddress client_external_address() const { return nat_external_; }
-
-  // Runs the event loop from now() until `done()` returns true (checked
-  // before starting and after every event) or virtual time would pass
-  // `deadline` (then now() is left at the deadline). Each round delivers
-  // every datagram due, fires the timeouts due, then polls both nodes for
-  // datagrams, and time advances to the next event: the earliest link arrival
-  // or node timeout. Returns whether done() became true. Throws
-  // SimulationStalled if the nodes stop making progress.
-  bool run_until(const std::function<bool()>& done, Instant deadline);
-  Instant now() const { return now_; }
 
   const LinkStats& client_to_server_stats() const { return client_to_server_.stats(); }
   const LinkStats& server_to_client_stats() const { return server_to_client_.stats(); }
@@ -117,20 +69,12 @@ class Simulator {
   void set_observer(
       std::function<void(bool client_to_server, Instant now, const Datagram&)> observer);
 
-  // Stall guards: a node may report a timeout <= now after handle_timeout at
-  // most `timeout_repeats` consecutive times without sending or receiving
-  // anything, and at most `rounds_per_instant` rounds may run without virtual
-  // time advancing.
-  void set_stall_limits(uint64_t timeout_repeats, uint64_t rounds_per_instant);
-
  private:
   // Per node: where its datagrams go and which addresses it owns.
   struct Side {
-    Node* node;
+    Member member;
     Link* outgoing;
     std::vector<SocketAddress> addresses;
-    bool sent_or_received = false;  // in the current round
-    uint64_t stuck_timeouts = 0;
   };
   class SideSink : public Node::Sink {
    public:
@@ -146,12 +90,12 @@ class Simulator {
   void send_from(bool client, const PathAddresses& path, transmit::EcnCodepoint ecn,
                  std::span<const uint8_t> bytes);
   // Delivers the earliest due datagram of either link; false if none is due.
-  bool deliver_one();
+  bool deliver_one() override;
+  Instant next_delivery() const override;
   void apply_rebinding(Instant now);
   static bool owns(const Side& side, const SocketAddress& address);
   static void learn(Side& side, const SocketAddress& address);
   SocketAddress rebound(const SocketAddress& external);
-  void check_timeout_stall(Side& side, const char* name);
 
   Link client_to_server_;
   Link server_to_client_;
@@ -159,7 +103,6 @@ class Simulator {
   Side server_;
   SideSink client_sink_;
   SideSink server_sink_;
-  Instant now_ = kSimulationStart;
 
   SocketAddress client_primary_;
   SocketAddress nat_external_;
@@ -168,8 +111,6 @@ class Simulator {
   uint32_t rebinding_count_ = 0;
 
   std::function<void(bool, Instant, const Datagram&)> observer_;
-  uint64_t max_timeout_repeats_ = 1000;
-  uint64_t max_rounds_per_instant_ = 10'000'000;
 };
 
 }  // namespace dpquic::harness

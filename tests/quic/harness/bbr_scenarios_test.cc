@@ -18,8 +18,7 @@
 #include <vector>
 
 #include "quic/recovery/bbr.h"
-#include "tools/testbed/perf_app.h"
-#include "tools/testbed/quic_pair.h"
+#include "tests/quic/harness/bulk_download.h"
 
 namespace dpquic::harness {
 namespace {
@@ -27,89 +26,11 @@ namespace {
 using recovery::Bbr;
 using recovery::CongestionControlAlgorithm;
 
-constexpr uint64_t kLinkBps = 100'000'000;
-constexpr double kLinkBytesPerSecond = kLinkBps / 8.0;
-constexpr Duration kOneWay = 20 * kMillisecond;
-constexpr uint64_t kMegabyte = 1'000'000;
-
-struct Path {
-  double loss = 0;         // each way, independent
-  size_t queue_bytes = 0;  // bottleneck queue; 0: one BDP
-  uint64_t seed = 1;
-};
-
-// One download from a server running `algorithm`.
-class Download {
- public:
-  Download(CongestionControlAlgorithm algorithm, const Path& path, uint64_t bytes) {
-    PairOptions options;
-    options.server_to_client.one_way_delay = kOneWay;
-    options.server_to_client.bandwidth_bps = kLinkBps;
-    options.server_to_client.queue_bytes = path.queue_bytes != 0 ? path.queue_bytes : 500'000;
-    options.server_to_client.loss = path.loss;
-    options.server_to_client.seed = path.seed;
-    options.client_to_server.one_way_delay = kOneWay;
-    options.client_to_server.loss = path.loss;
-    options.client_to_server.seed = path.seed + 1000;
-    options.server.connection.congestion_control = algorithm;
-    // Receive windows far above the path's BDP plus its deepest queue, so
-    // flow control never caps either algorithm.
-    conn::TransportConfig& transport = options.client.connection.transport;
-    transport.initial_max_data = 64 << 20;
-    transport.initial_max_stream_data = 32 << 20;
-    transport.max_connection_window = 128 << 20;
-    transport.max_stream_window = 64 << 20;
-    for (endpoint::EndpointConfig* config : {&options.client, &options.server}) {
-      config->connection.transport.max_idle_timeout_ms = 120'000;
-    }
-    pair_ = std::make_unique<QuicPair>(options);
-    // BBR's probe timing is randomized (PickProbeWait): a fixed seed makes
-    // each scenario repeat from run to run.
-    pair_->server->core().random->use_fixed_seed(path.seed);
-    server_app_ = std::make_unique<PerfServer>(*pair_->server);
-    client_app_ = std::make_unique<PerfClient>(*pair_->client);
-    attach(*pair_, *server_app_, *client_app_);
-    handle_ = pair_->connect();
-    client_app_->request(handle_, bytes);
-    bytes_ = bytes;
-  }
-
-  // Runs `duration` of virtual time (or to the download's end).
-  void run(Duration duration) {
-    const Instant end = pair_->simulator->now() + duration;
-    pair_->run_until([&] { return client_app_->completed() == 1; }, end - pair_->simulator->now());
-  }
-  bool done() const { return client_app_->completed() == 1; }
-  void check_complete() const {
-    EXPECT_TRUE(done());
-    EXPECT_EQ(client_app_->bytes_received(), bytes_);
-    EXPECT_EQ(client_app_->mismatches(), 0u);
-  }
-  uint64_t received() const { return client_app_->bytes_received(); }
-  // Bytes the bottleneck delivered toward the client: datagrams whole,
-  // retransmissions included.
-  uint64_t link_bytes() const { return pair_->simulator->server_to_client_stats().bytes_delivered; }
-  Instant now() const { return pair_->simulator->now(); }
-  const conn::Connection& server() const { return *pair_->server_connection(); }
-  const Bbr& bbr() const {
-    EXPECT_EQ(server().congestion().algorithm(), CongestionControlAlgorithm::kBbr);
-    return static_cast<const Bbr&>(server().congestion());
-  }
-  Duration smoothed_rtt() const { return server().recovery().rtt().smoothed_rtt(); }
-  void set_bandwidth(uint64_t bps) {
-    LinkConfig link = pair_->options.server_to_client;
-    link.bandwidth_bps = bps;
-    link.seed += 7;
-    pair_->simulator->reconfigure_link(false, link);
-  }
-
- private:
-  std::unique_ptr<QuicPair> pair_;
-  std::unique_ptr<PerfServer> server_app_;
-  std::unique_ptr<PerfClient> client_app_;
-  endpoint::ConnectionHandle handle_ = 0;
-  uint64_t bytes_ = 0;
-};
+using bulk::Download;
+using bulk::kLinkBps;
+using bulk::kLinkBytesPerSecond;
+using bulk::kMegabyte;
+using bulk::Path;
 
 // Goodput and the link's use, in bytes per second, from `warmup` into the
 // download until `duration` later (or its end).

@@ -9,8 +9,10 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <deque>
 #include <random>
+#include <utility>
 #include <vector>
 
 namespace dpquic::recovery {
@@ -24,6 +26,9 @@ struct PathModel {
   Duration one_way = 10 * kMillisecond;
   uint64_t queue_limit = 10 << 20;
   double loss = 0;
+  // Step marking, as an L4S or DCTCP-style AQM does: a packet that finds
+  // more than this many bytes queued is CE-marked (0: no marking).
+  uint64_t ce_threshold = 0;
 };
 
 class Driver {
@@ -54,6 +59,9 @@ class Driver {
   Instant now() const { return now_; }
   uint64_t delivered() const { return delivered_; }
   uint64_t lost() const { return lost_; }
+  uint64_t ce_marked() const { return ce_marked_; }
+  // The largest RTT sample since the last call.
+  Duration take_max_rtt() { return std::exchange(max_rtt_, 0); }
   const RttEstimator& rtt() const { return rtt_; }
 
  private:
@@ -62,6 +70,7 @@ class Driver {
     Instant sent;
     Instant ack_at;  // kNever for a lost packet
     bool lost;
+    bool ce = false;
   };
 
   void send_allowed() {
@@ -82,6 +91,7 @@ class Driver {
     if (queued > static_cast<double>(path_.queue_limit) || coin() < path_.loss) {
       p.lost = true;
     } else {
+      p.ce = path_.ce_threshold != 0 && queued > static_cast<double>(path_.ce_threshold);
       link_free_ = start + static_cast<Duration>(kMss * kSecond / path_.rate);
       p.ack_at = link_free_ + 2 * path_.one_way;
     }
@@ -109,7 +119,13 @@ class Driver {
         flight_.pop_front();
       }
       if (any_lost) cc_.on_congestion_event(now_, largest_lost_sent);
+      if (acked.ce) {  // as LossDetection reports an ACK's new CE count
+        ++ce_marked_;
+        cc_.on_ce_marks(now_, 1);
+        cc_.on_congestion_event(now_, acked.sent);
+      }
       rtt_.on_sample(now_ - acked.sent, 0, true, 25 * kMillisecond);
+      max_rtt_ = std::max(max_rtt_, now_ - acked.sent);
       const uint64_t before = bytes_in_flight_;
       bytes_in_flight_ -= kMss;
       delivered_ += kMss;
@@ -150,6 +166,8 @@ class Driver {
   uint64_t bytes_in_flight_ = 0;
   uint64_t delivered_ = 0;
   uint64_t lost_ = 0;
+  uint64_t ce_marked_ = 0;
+  Duration max_rtt_ = 0;
 };
 
 TEST(BbrTest, StartsInStartupWithTheInitialWindow) {
@@ -235,6 +253,72 @@ TEST(BbrTest, RandomLossOfOnePercentKeepsTheRate) {
   // the next probe restores it: about 84% of the link on average.
   EXPECT_GT(rate, 0.8 * path.rate);
   EXPECT_GT(driver.lost(), 0u);
+}
+
+// ECN (bbr_ecn.h): a deep queue whose AQM marks CE beyond 2 ms of queue.
+PathModel marking_path() {
+  PathModel path;  // 10 MB/s, 20 ms RTT, 10 MB of queue
+  path.ce_threshold = 20'000;
+  return path;
+}
+
+// Runs `driver` in 1 ms steps until `bbr` leaves Startup (at most 1 s):
+// when, and the largest RTT until then.
+std::pair<Instant, Duration> run_through_startup(Bbr& bbr, Driver& driver) {
+  driver.take_max_rtt();
+  for (int i = 0; i < 1000 && !bbr.full_bw_reached(); ++i) driver.run(kMillisecond);
+  return {driver.now(), driver.take_max_rtt()};
+}
+
+TEST(BbrTest, CeMarksEndStartupBeforeTheQueueGrows) {
+  Bbr marked(kMss), unmarked(kMss);
+  Driver with_ecn(marked, marking_path());
+  Driver without_ecn(unmarked, PathModel{});
+  const auto [marked_exit, marked_peak] = run_through_startup(marked, with_ecn);
+  const auto [unmarked_exit, unmarked_peak] = run_through_startup(unmarked, without_ecn);
+  std::printf(
+      "Startup ends after %.0f ms, largest RTT %.1f ms with CE marks; %.0f ms and "
+      "%.1f ms without\n",
+      static_cast<double>(marked_exit - kStart) / kMillisecond,
+      static_cast<double>(marked_peak) / kMillisecond,
+      static_cast<double>(unmarked_exit - kStart) / kMillisecond,
+      static_cast<double>(unmarked_peak) / kMillisecond);
+  ASSERT_TRUE(marked.full_bw_reached());
+  EXPECT_GT(with_ecn.ce_marked(), 0u);
+  EXPECT_EQ(with_ecn.lost(), 0u);
+  EXPECT_LT(marked.ce_rounds().alpha(), 1.0);
+  EXPECT_LT(marked_exit, unmarked_exit);
+  EXPECT_LT(marked_peak, unmarked_peak);
+  with_ecn.run(kSecond);
+  EXPECT_GE(static_cast<int>(marked.state()), static_cast<int>(Bbr::State::kProbeBwDown));
+}
+
+TEST(BbrTest, CeMarksBoundInflightBetweenProbes) {
+  Bbr marked(kMss), unmarked(kMss);
+  Driver with_ecn(marked, marking_path());
+  Driver without_ecn(unmarked, PathModel{});
+  with_ecn.run(2 * kSecond);
+  without_ecn.run(2 * kSecond);
+  with_ecn.take_max_rtt();
+  without_ecn.take_max_rtt();
+  const uint64_t before = with_ecn.delivered();
+  bool bounded = false;
+  for (int i = 0; i < 100; ++i) {  // 10 s
+    with_ecn.run(100 * kMillisecond);
+    without_ecn.run(100 * kMillisecond);
+    bounded = bounded || marked.inflight_shortterm() != UINT64_MAX;
+  }
+  const double rate = static_cast<double>(with_ecn.delivered() - before) / 10;
+  const Duration peak_marked = with_ecn.take_max_rtt(), peak = without_ecn.take_max_rtt();
+  std::printf(
+      "ProbeBW over 10 s: %.1f%% of the link, largest RTT %.1f ms with CE marks (%lu), "
+      "%.1f ms without; alpha %.3f\n",
+      100 * rate / marking_path().rate, static_cast<double>(peak_marked) / kMillisecond,
+      with_ecn.ce_marked(), static_cast<double>(peak) / kMillisecond, marked.ce_rounds().alpha());
+  EXPECT_TRUE(bounded);
+  EXPECT_EQ(with_ecn.lost(), 0u);
+  EXPECT_GT(rate, 0.85 * marking_path().rate);
+  EXPECT_LT(peak_marked, peak);
 }
 
 TEST(BbrTest, ShallowBufferLossEndsStartupAndBoundsInflight) {

@@ -27,6 +27,9 @@ std::string congestion_line(Instant now, Instant sent) {
   return "congestion now=" + std::to_string(now) + " sent=" + std::to_string(sent);
 }
 std::string processed_line(Instant now) { return "ack_processed now=" + std::to_string(now); }
+std::string ce_line(Instant now, uint64_t count) {
+  return "ce now=" + std::to_string(now) + " count=" + std::to_string(count);
+}
 
 TEST(LossDelayTest, NineEighthsOfTheLargerRttWithAGranularityFloor) {
   RttEstimator rtt;
@@ -277,28 +280,38 @@ TEST(EcnTest, CeIncreaseIsACongestionEventForTheLargestAcked) {
   ASSERT_TRUE(h.send(ms(70), kApplication, 3));
   h.loss.set_app_limited(true);
   ASSERT_EQ(h.ack(ms(100), kApplication, TestAck({{2, 3}}, 0, {3, 0, 1}), true), WireError::kOk);
-  // srtt (7 * 40 + 30) / 8 = 38.75 ms; the event names packet 3's send time.
-  EXPECT_THAT(h.cc.calls, ElementsAre(congestion_line(ms(100), ms(70)),
+  // srtt (7 * 40 + 30) / 8 = 38.75 ms; the event names packet 3's send time,
+  // after the count of newly marked packets.
+  EXPECT_THAT(h.cc.calls, ElementsAre(ce_line(ms(100), 1), congestion_line(ms(100), ms(70)),
                                       acked_line(ms(100), 2, ms(60), us(38750), 2400, true),
                                       acked_line(ms(100), 3, ms(70), us(38750), 2400, true),
                                       processed_line(ms(100))));
   h.cc.calls.clear();
 
+  // Two more marks at once: their number.
+  ASSERT_TRUE(h.send(ms(101), kApplication, 4));
+  ASSERT_EQ(h.ack(ms(102), kApplication, TestAck({{4, 4}}, 0, {3, 0, 3}), true), WireError::kOk);
+  ASSERT_GE(h.cc.calls.size(), 2u);
+  EXPECT_EQ(h.cc.calls[0], ce_line(ms(102), 2));
+  h.cc.calls.clear();
+
   // The same CE count again: nothing new.
-  ASSERT_TRUE(h.send(ms(110), kApplication, 4));
-  ASSERT_EQ(h.ack(ms(140), kApplication, TestAck({{4, 4}}, 0, {4, 0, 1}), true), WireError::kOk);
+  ASSERT_TRUE(h.send(ms(110), kApplication, 5));
+  ASSERT_EQ(h.ack(ms(140), kApplication, TestAck({{5, 5}}, 0, {4, 0, 3}), true), WireError::kOk);
   EXPECT_EQ(h.cc.calls.size(), 2u);
   EXPECT_EQ(h.cc.calls[0].rfind("acked ", 0), 0u);
   h.cc.calls.clear();
 
   // A plain ACK frame carries no counts: its (zero) ecn field is ignored, and
   // CE counts stay per space.
-  ASSERT_TRUE(h.send(ms(150), kApplication, 5));
-  ASSERT_EQ(h.ack(ms(180), kApplication, TestAck({{5, 5}}, 0, {0, 0, 9}), false), WireError::kOk);
+  ASSERT_TRUE(h.send(ms(150), kApplication, 6));
+  ASSERT_EQ(h.ack(ms(180), kApplication, TestAck({{6, 6}}, 0, {0, 0, 9}), false), WireError::kOk);
   EXPECT_EQ(h.cc.calls.size(), 2u);
   h.cc.calls.clear();
   ASSERT_TRUE(h.send(ms(190), kHandshake, 0));
   ASSERT_EQ(h.ack(ms(220), kHandshake, TestAck({{0, 0}}, 0, {0, 0, 1}), true), WireError::kOk);
+  // Handshake-space marks are a congestion event but not counted for the
+  // model (Application space only).
   EXPECT_EQ(h.cc.calls.front(), congestion_line(ms(220), ms(190)));
 }
 

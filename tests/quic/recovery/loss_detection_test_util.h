@@ -75,6 +75,9 @@ class RecordingCongestionController final : public CongestionController {
   void on_ack_processed(Instant now, const RttEstimator&, uint64_t) override {
     calls.push_back("ack_processed now=" + std::to_string(now));
   }
+  void on_ce_marks(Instant now, uint64_t count) override {
+    calls.push_back("ce now=" + std::to_string(now) + " count=" + std::to_string(count));
+  }
   void on_congestion_event(Instant now, Instant time_sent) override {
     calls.push_back("congestion now=" + std::to_string(now) + " sent=" + std::to_string(time_sent));
   }
