@@ -411,16 +411,11 @@ void Bbr::adapt_lower_bounds_from_congestion() {
   if (marked) inflight_shortterm_ = std::min(inflight_shortterm_, ecn_bound);
 }
 
-// A round with more than kEcnThresh of its packets CE-marked: in Startup
-// the pipe is full, as CheckStartupHighLoss() concludes from loss; while
-// probing bandwidth, inflight is too high (HandleInflightTooHigh()).
+// A round with more than kEcnThresh of its packets CE-marked while
+// probing bandwidth: inflight is too high (HandleInflightTooHigh()).
+// Startup's end on such a round is CheckStartupHighLoss()'s.
 void Bbr::check_ecn_too_high(Instant now) {
-  if (ce_rounds_.last_ratio() <= kEcnThresh) return;
-  if (state_ == State::kStartup && !full_bw_reached_) {
-    full_bw_reached_ = true;
-    inflight_longterm_ = std::max(bdp(), inflight_latest_);
-    return;
-  }
+  if (ce_rounds_.last_ratio() <= kEcnThresh || state_ == State::kStartup) return;
   if (is_bw_probe_sample_) handle_inflight_too_high(now, rs().is_app_limited, rs().tx_in_flight);
 }
 
@@ -472,13 +467,18 @@ void Bbr::check_full_bw_reached() {
 // §5.3.1.3 CheckStartupHighLoss(), judged at the end of each loss round
 // over the round that ended: more than LossThresh of its data lost, in at
 // least kStartupFullLossCount discontiguous ranges.
+// A round with more than kEcnThresh of its packets CE-marked ends Startup
+// the same way (bbr_ecn.h), but a CE mark is never undone.
 void Bbr::check_startup_high_loss() {
   if (state_ != State::kStartup || !loss_round_start_ || full_bw_reached_) return;
-  if (loss_ranges_last_round_ < kStartupFullLossCount) return;
   const double total = static_cast<double>(lost_last_round_ + delivered_last_round_);
-  if (static_cast<double>(lost_last_round_) <= kLossThresh * total) return;
-  undo_state_ = State::kStartup;
-  has_undo_state_ = true;
+  const bool high_loss = loss_ranges_last_round_ >= kStartupFullLossCount &&
+                         static_cast<double>(lost_last_round_) > kLossThresh * total;
+  if (!high_loss && ce_rounds_.last_ratio() <= kEcnThresh) return;
+  if (high_loss) {
+    undo_state_ = State::kStartup;
+    has_undo_state_ = true;
+  }
   full_bw_reached_ = true;
   inflight_longterm_ = std::max(bdp(), inflight_latest_);
 }

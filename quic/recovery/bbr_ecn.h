@@ -34,12 +34,11 @@ class CeRounds {
   void end_round() {
     const uint64_t packets = std::max(acked_in_round_, marks_in_round_);
     last_ratio_ = packets == 0 ? 0 : static_cast<double>(marks_in_round_) / packets;
-    marked_last_round_ = marks_in_round_ > 0;
     if (seen_) alpha_ = (1 - kAlphaGain) * alpha_ + kAlphaGain * last_ratio_;
     marks_in_round_ = acked_in_round_ = 0;
   }
 
-  bool marked_last_round() const { return marked_last_round_; }
+  bool marked_last_round() const { return last_ratio_ > 0; }
   double last_ratio() const { return last_ratio_; }
   double alpha() const { return alpha_; }
   void reset() { *this = CeRounds{}; }
@@ -49,7 +48,6 @@ class CeRounds {
   uint64_t acked_in_round_ = 0;
   double last_ratio_ = 0;
   double alpha_ = 1;
-  bool marked_last_round_ = false;
   bool seen_ = false;
 };
 

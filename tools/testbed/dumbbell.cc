@@ -38,9 +38,7 @@ Dumbbell::Dumbbell(const LinkConfig& client_to_server, const LinkConfig& server_
 Dumbbell::~Dumbbell() = default;
 
 void Dumbbell::attach(Node& node, SocketAddress address, bool client_side) {
-  for (const auto& attached : nodes_) {
-    if (attached->address == address) throw std::invalid_argument("dumbbell: address taken");
-  }
+  if (find(address) != nullptr) throw std::invalid_argument("dumbbell: address taken");
   nodes_.push_back(std::make_unique<Attached>(*this, node, address, client_side));
   add_member(nodes_.back()->member);
 }
@@ -50,15 +48,13 @@ void Dumbbell::reconfigure_link(bool client_to_server, const LinkConfig& config)
 }
 
 uint64_t Dumbbell::bytes_delivered_to(const SocketAddress& address) const {
-  for (const auto& attached : nodes_) {
-    if (attached->address == address) return attached->bytes_received;
-  }
-  return 0;
+  const Attached* attached = find(address);
+  return attached != nullptr ? attached->bytes_received : 0;
 }
 
-Dumbbell::Attached* Dumbbell::owner(const SocketAddress& address, bool client_side) const {
+Dumbbell::Attached* Dumbbell::find(const SocketAddress& address) const {
   for (const auto& attached : nodes_) {
-    if (attached->client_side == client_side && attached->address == address) return attached.get();
+    if (attached->address == address) return attached.get();
   }
   return nullptr;
 }
@@ -78,8 +74,10 @@ bool Dumbbell::deliver_one() {
   Link& link = to_server ? client_to_server_ : server_to_client_;
   Delivery delivery;
   if (!link.take_due(now_, delivery)) return false;
-  Attached* receiver = owner(delivery.path.remote, !to_server);
-  if (receiver == nullptr) {
+  // Delivered only to the far side: a client's datagram to another client
+  // is unroutable.
+  Attached* receiver = find(delivery.path.remote);
+  if (receiver == nullptr || receiver->client_side == to_server) {
     link.mark_taken_unroutable();
     return true;
   }

@@ -45,7 +45,8 @@ class Dumbbell : public EventLoop {
   Instant next_delivery() const override;
   void send_from(Attached& from, const PathAddresses& path, transmit::EcnCodepoint ecn,
                  std::span<const uint8_t> bytes);
-  Attached* owner(const SocketAddress& address, bool client_side) const;
+  // The node at `address`, or null.
+  Attached* find(const SocketAddress& address) const;
 
   Link client_to_server_;
   Link server_to_client_;
