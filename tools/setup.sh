@@ -21,6 +21,10 @@ packages=(
   pkg-config
   # Reference QUIC peers for interop tests.
   ngtcp2-client ngtcp2-server
+  # quinn, the benchmark's second peer: its crates and Debian's cargo and
+  # rustc. The benchmark compiles tools/bench/quinn_perf offline on first use
+  # (minutes on 2 cores), so neither setup nor CI builds it.
+  cargo rustc librust-quinn-dev librust-rustls-pemfile-dev
   # Fuzzing and sanitizers (--config=fuzz, --config=asan).
   clang-14 libclang-rt-14-dev
   # Network namespaces for tests that leave loopback; ping for the DPDK

@@ -270,8 +270,11 @@ class ServerError(RuntimeError):
 
 
 def program_name(cmd):
-    """The base name of the program `cmd` runs, past a `taskset -c CPU` prefix."""
+    """The base name of the program `cmd` runs, past `ip netns exec NAME` and
+    `taskset -c CPU` prefixes."""
     words = [str(w) for w in cmd]
+    if len(words) > 4 and os.path.basename(words[0]) == "ip" and words[1:3] == ["netns", "exec"]:
+        words = words[4:]
     if len(words) > 3 and os.path.basename(words[0]) == "taskset" and words[1] == "-c":
         words = words[3:]
     return os.path.basename(words[0])
@@ -368,14 +371,18 @@ def certificate_paths(directory):
 
 
 def make_certificate(directory, timeout=60):
-    """A self-signed ECDSA P-256 pair (CN=localhost) for gtlsserver in
-    `directory`, made with openssl unless both files exist: (key, cert)
-    paths. Raises ServerError when openssl fails."""
+    """A self-signed ECDSA P-256 leaf (CN=localhost, CA:FALSE, SANs
+    localhost and 127.0.0.1: what webpki-based clients such as quinn accept
+    as their own trust anchor) in `directory`, made with openssl unless both
+    files exist: (key, cert) paths. Raises ServerError when openssl fails."""
     key, cert = certificate_paths(directory)
     if not (os.path.exists(key) and os.path.exists(cert)):
         result = run_bounded(
             ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256",
-             "-nodes", "-days", "1", "-subj", "/CN=localhost", "-keyout", key, "-out", cert],
+             "-nodes", "-days", "1", "-subj", "/CN=localhost",
+             "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1",
+             "-addext", "basicConstraints=critical,CA:FALSE",
+             "-keyout", key, "-out", cert],
             timeout=timeout)
         if not result.ok:
             raise ServerError("openssl req failed: " + result.stderr.strip()[-300:])

@@ -195,7 +195,7 @@ def goodput_script(section, path, subtitle):
     baseline = section.get("baseline", runs[0]["config"])
     base = _baseline_median(runs, baseline, where)
     unit = section.get("unit", "Gbps")
-    title = "Single-connection goodput, loopback (ratios against %s)" % baseline
+    title = "Single-connection goodput, MTU 1500 (ratios against %s)" % baseline
     return _bar_script(path, title, subtitle, _text(unit, where + ".unit"), runs, base)
 
 

@@ -13,9 +13,11 @@ Writes, under --out (default: the workspace):
                             paragraph when absent); the rest is left alone
 
 Sections (--only takes names or numbers, comma-separated):
-  1 goodput      one connection, kernel UDP loopback, 1 GiB: ngtcp2 -> ngtcp2,
-                 ours -> gtlsclient, gtlsserver -> our client, ours -> ours,
-                 ours --gso=off -> ours; ratios against ngtcp2
+  1 goodput      one connection, kernel UDP, 1 GiB, every stack at MTU 1500
+                 (a namespace's loopback) with 1452-byte datagrams: ngtcp2 and
+                 quinn (tools/bench/quinn_perf, built on first use) against
+                 ours in every pairing, plus a plain-loopback (jumbo) column;
+                 ratios against the faster peer pairing
   2 handshakes   handshakes/s on one server core (quicload --handshake-only)
                  against the P-256 + X25519 crypto limit of that core; also
                  gtlsserver
@@ -25,7 +27,8 @@ Sections (--only takes names or numbers, comma-separated):
                  (needs quicload --idle)
   5 streams      1,000,000 short streams over one connection: streams/s and
                  server allocations per stream after warm-up
-  6 gso          GSO on against off (configs of section 1), quinn's 1.43x
+  6 gso          GSO on against off at MTU 1500 (configs of section 1),
+                 quinn's 1.43x
   7 micro        google-benchmark microbenchmarks (seal, burst, endpoint,
                  sent packets, ACK processing), medians
   8 dpdk         dpdk_send_bench: goodput, send-path cycles per datagram by
@@ -66,7 +69,7 @@ import suite_streams
 
 # (key, number, title), in report order.
 SECTIONS = (
-    ("goodput", "1", "Single-connection goodput, kernel UDP loopback"),
+    ("goodput", "1", "Single-connection goodput at MTU 1500, kernel UDP"),
     ("handshakes", "2", "Handshakes per second per server core"),
     ("allocations", "3", "Server heap allocations during a download"),
     ("memory", "4", "Memory per idle connection"),

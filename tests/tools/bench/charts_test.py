@@ -80,7 +80,7 @@ class ChartsTest(unittest.TestCase):
         goodput = svg_texts(os.path.join(self.out, "goodput.svg"))
         for text in ["ngtcp2 -> ngtcp2", "dpquic -> dpquic", "1.00x", "1.50x", "1.25x", "3.25x",
                      "Gbps", SAMPLE["machine"],
-                     "Single-connection goodput, loopback (ratios against ngtcp2 -> ngtcp2)"]:
+                     "Single-connection goodput, MTU 1500 (ratios against ngtcp2 -> ngtcp2)"]:
             self.assertIn(text, goodput)
 
         cycles = svg_texts(os.path.join(self.out, "cycles.svg"))

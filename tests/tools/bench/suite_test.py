@@ -9,7 +9,9 @@ import tempfile
 import unittest
 
 import charts
+import bench_netns
 import loopback_goodput
+import quinn_peer
 import run_all
 import suite_allocations
 import suite_context
@@ -109,17 +111,45 @@ class OptionsTest(unittest.TestCase):
 
     def test_goodput_configs_for_the_sections(self):
         self.assertEqual(suite_goodput.wanted_configs({"gso"}), "ce")
-        self.assertEqual(suite_goodput.wanted_configs({"goodput"}), "abcde")
+        self.assertEqual(suite_goodput.wanted_configs({"goodput"}), "abcdfghi")
+        self.assertEqual(suite_goodput.wanted_configs({"goodput", "gso"}), "abcdefghi")
+
+    def test_best_peer_is_the_faster_pairing_of_ngtcp2_and_quinn(self):
+        stats = {c: {"median": m} for c, m in (("a", 4.0), ("c", 9.0), ("f", 6.0))}
+        self.assertEqual(suite_goodput.best_peer(stats), ("f", 6.0))
+        self.assertEqual(suite_goodput.best_peer({"a": {"median": 4.0}}), ("a", 4.0))
+        self.assertIsNone(suite_goodput.best_peer({"c": {"median": 9.0}}))
+
+    def test_quick_runs_do_not_build_quinn(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            ctx = suite_context.Context({}, tmp, quick=True)
+            old = os.environ.get("XDG_CACHE_HOME")
+            os.environ["XDG_CACHE_HOME"] = tmp
+            try:
+                configs, skipped, quinn = suite_goodput.usable_configs(ctx, "cfghi")
+            finally:
+                if old is None:
+                    del os.environ["XDG_CACHE_HOME"]
+                else:
+                    os.environ["XDG_CACHE_HOME"] = old
+        self.assertEqual(configs, "ci")
+        self.assertEqual(sorted(skipped), ["f", "g", "h"])
+        self.assertIn("--quick does not build it", skipped["f"])
+        self.assertIsNone(quinn)
 
 
 def fake_sections():
     goodput = suite_context.Section("goodput", "1", "Goodput")
-    result = {"gbps": {"a": [2.0, 1.0, 3.0], "c": [8.0, 9.0, 10.0], "e": [6.0, 6.5, 7.0]},
-              "commands": {c: [["srv", c], ["cli", "https://127.0.0.1:5/9"]] for c in "ace"}}
+    result = {"gbps": {"a": [2.0, 1.0, 3.0], "c": [8.0, 9.0, 10.0], "e": [6.0, 6.5, 7.0],
+                       "f": [3.0, 4.0, 5.0], "g": [5.0, 6.0, 7.0]},
+              "commands": {c: [["srv", c], ["cli", "https://127.0.0.1:5/9"]] for c in "acefg"}}
     stats = {c: suite_context.bench_common.summarize(v) for c, v in result["gbps"].items()}
+    jumbo = {"gbps": {"a": [2.5], "c": [20.0]},
+             "commands": {c: [["srv", c], ["cli", "https://127.0.0.1:5/9"]] for c in "ac"}}
+    jumbo_stats = {c: suite_context.bench_common.summarize(v) for c, v in jumbo["gbps"].items()}
     ctx = suite_context.Context({}, "/w")
-    suite_goodput.fill_goodput(ctx, goodput, result, stats, {"b": "gtlsclient not found on PATH"},
-                               1000)
+    suite_goodput.fill_goodput(ctx, goodput, result, stats, jumbo, jumbo_stats,
+                               {"b": "gtlsclient not found on PATH"}, 1000)
     gso = suite_context.Section("gso", "6", "GSO")
     suite_goodput.fill_gso(ctx, gso, result, stats, 1000)
     memory = suite_context.Section("memory", "4", "Memory")
@@ -140,18 +170,72 @@ def fake_sections():
 
 class CommandLineTest(unittest.TestCase):
     def test_goodput_servers_and_clients(self):
-        self.assertEqual(loopback_goodput.server_command("ngtcp2", 4433, "/w"),
+        stacks = loopback_goodput.Stacks("dp", "cl", "qp", 1452)
+        self.assertEqual(loopback_goodput.server_command("ngtcp2", 4433, "/w", stacks),
                          ["gtlsserver", "--quiet", "--htdocs=/w", "--max-dyn-length=4G",
                           "127.0.0.1", "4433", "/w/key.pem", "/w/cert.pem"])
-        self.assertEqual(loopback_goodput.server_command("dpquic-nogso", 4433, "/w", "dp", 1452),
-                         ["dp", "--listen=127.0.0.1:4433", "--cores=1", "--max-udp-payload=1452",
-                          "--gso=off"])
-        self.assertEqual(loopback_goodput.client_command("ngtcp2", 4433, 1000),
+        self.assertEqual(loopback_goodput.server_command("dpquic-nogso", 4433, "/w", stacks),
+                         ["dp", "--listen=127.0.0.1:4433", "--cores=1", "--cert=/w/cert.pem",
+                          "--key=/w/key.pem", "--max-udp-payload=1452", "--gso=off"])
+        self.assertEqual(loopback_goodput.server_command("quinn", 4433, "/w", stacks),
+                         ["qp", "server", "--listen=127.0.0.1:4433", "--cert=/w/cert.pem",
+                          "--key=/w/key.pem", "--max-udp-payload=1452"])
+        self.assertEqual(loopback_goodput.client_command("ngtcp2", 4433, 1000, "/w", stacks),
                          ["gtlsclient", "--quiet", "--exit-on-all-streams-close",
                           "--no-quic-dump", "--no-http-dump", "127.0.0.1", "4433",
                           "https://127.0.0.1:4433/1000"])
-        self.assertEqual(loopback_goodput.client_command("dpquic", 4433, 1000, "cl", 1452),
+        self.assertEqual(loopback_goodput.client_command("dpquic", 4433, 1000, "/w", stacks),
                          ["cl", "https://127.0.0.1:4433/1000", "--max-udp-payload=1452"])
+        self.assertEqual(loopback_goodput.client_command("dpquic-perf", 4433, 1000, "/w", stacks),
+                         ["cl", "perf://127.0.0.1:4433/1000", "--max-udp-payload=1452"])
+        self.assertEqual(loopback_goodput.client_command("quinn", 4433, 1000, "/w", stacks),
+                         ["qp", "client", "--connect=127.0.0.1:4433", "--size=1000",
+                          "--ca=/w/cert.pem", "--max-udp-payload=1452"])
+
+    def test_quinn_builds_are_cached_by_source_hash(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            src = os.path.join(tmp, "crate")
+            touch(os.path.join(src, "Cargo.toml"), executable=False)
+            touch(os.path.join(src, "src", "main.rs"), executable=False)
+            root = os.path.join(tmp, "cache")
+            self.assertEqual(quinn_peer.source_files(src), ["Cargo.toml", "src/main.rs"])
+            self.assertIsNone(quinn_peer.cached_binary(src, root))
+            built = os.path.join(root, quinn_peer.source_hash(src), "target", "release",
+                                 "quinn_perf")
+            touch(built)
+            self.assertEqual(quinn_peer.cached_binary(src, root), built)
+            # A cached binary is used as is: no cargo runs.
+            self.assertEqual(quinn_peer.build(src, root), built)
+            with open(os.path.join(src, "src", "main.rs"), "w") as f:
+                f.write("fn main() {}\n")
+            self.assertIsNone(quinn_peer.cached_binary(src, root))
+        self.assertEqual(quinn_peer.cache_root({"XDG_CACHE_HOME": "/c"}), "/c/dpquic/quinn_perf")
+        self.assertEqual(quinn_peer.cache_root({"HOME": "/h"}), "/h/.cache/dpquic/quinn_perf")
+
+    def test_goodput_client_ports(self):
+        self.assertEqual(suite_goodput.client_port(["cl", "perf://127.0.0.1:4433/9", "--x=1"]),
+                         4433)
+        self.assertEqual(suite_goodput.client_port(["qp", "client", "--connect=127.0.0.1:77"]), 77)
+        self.assertEqual(suite_goodput.client_port(["gtlsclient", "127.0.0.1", "5",
+                                                    "https://127.0.0.1:5/9"]), 5)
+        self.assertIsNone(suite_goodput.client_port(["cl", "https://localhost/9"]))
+
+    def test_goodput_commands_in_a_namespace(self):
+        cmd = bench_netns.wrap_command("ns1", ["taskset", "-c", "0", "/x/dataplane"])
+        self.assertEqual(cmd, ["ip", "netns", "exec", "ns1", "taskset", "-c", "0",
+                               "/x/dataplane"])
+        self.assertEqual(suite_context.bench_common.program_name(cmd), "dataplane")
+        self.assertEqual(bench_netns.namespace_name(1500, pid=7), "dpquic-mtu1500-7")
+        with self.assertRaises(ValueError):
+            bench_netns.LoopbackNamespace(1000)
+
+    def test_goodput_needs_quinn_for_its_configs(self):
+        with self.assertRaises(ValueError):
+            loopback_goodput.measure("f", 1, 10, "/nonexistent", loopback_goodput.Stacks())
+        self.assertEqual(loopback_goodput.parse_args(["--mtu=1500", "--configs=fi"]).mtu, 1500)
+        for bad in (["--mtu=100"], ["--configs=z"], ["--max-udp-payload=99"]):
+            with self.assertRaises(SystemExit):
+                loopback_goodput.parse_args(bad)
 
     def test_allocation_servers_and_clients(self):
         class Ctx:
@@ -196,6 +280,22 @@ class HandshakeCapacityTest(unittest.TestCase):
         self.assertTrue(target["met"])
         self.assertEqual(len(section.to_dict()["tables"]), 2)
 
+    def test_resumed_handshakes_are_judged_against_their_own_limit(self):
+        limit = {"x25519_keygen_per_sec": 40000.0, "x25519_shared_per_sec": 40000.0}
+        self.assertEqual(suite_handshakes.resumed_limit(limit), 20000.0)
+        section = suite_context.Section("handshakes", "2", "Handshakes")
+        ours, resumed = suite_handshakes.OURS, suite_handshakes.OURS_RESUMED
+        suite_handshakes.fill(section, [10000], {ours: [2000], resumed: [3000]},
+                              {ours: [0], resumed: [0]}, 5, {ours: [5000], resumed: [11000]},
+                              [20000])
+        result = section.to_dict()
+        self.assertEqual([(t["value"], t["met"]) for t in result["targets"]],
+                         [(0.5, False), (0.55, False)])
+        rows = {row[0]: row for row in result["tables"][1]["rows"]}
+        self.assertEqual(rows[resumed][5], 0.55)
+        self.assertEqual([r["config"] for r in result["charts"]["handshakes"]["runs"]],
+                         [ours + " (per server CPU-second)"])
+
     def test_cpu_seconds_of_this_process(self):
         self.assertGreater(suite_handshakes.cpu_seconds(os.getpid()), 0)
         self.assertIsNone(suite_handshakes.cpu_seconds(2 ** 22 + 12345))
@@ -205,13 +305,17 @@ class ReportTest(unittest.TestCase):
     def test_goodput_figures_and_ratios(self):
         goodput = fake_sections()[0]
         rows = goodput["tables"][0]["rows"]
-        self.assertEqual(rows[0][1:6], [2.0, 1.0, 3.0, 3, 1.0])
+        # The best peer is quinn -> quinn (f, median 4.0); jumbo figures in the last column.
+        self.assertEqual(rows[0][1:7], [2.0, 1.0, 3.0, 3, 0.5, 2.5])
         self.assertEqual(rows[1][0], "(c) dpquic dataplane -> dpquic client")
-        self.assertEqual(rows[1][5], 4.5)
+        self.assertEqual(rows[1][5:7], [2.25, 20.0])
+        self.assertEqual([r[0][:3] for r in rows], ["(a)", "(c)", "(f)", "(g)"])
+        self.assertIsNone(rows[2][6])
         self.assertEqual(goodput["skipped"], [{"what": "(b) dpquic dataplane -> ngtcp2 gtlsclient",
                                                "why": "gtlsclient not found on PATH"}])
-        self.assertEqual(goodput["charts"]["goodput"]["baseline"], "ngtcp2 -> ngtcp2")
-        self.assertEqual([t["value"] for t in goodput["targets"]], [4.5, 3.25])
+        self.assertEqual(goodput["charts"]["goodput"]["baseline"], "quinn -> quinn")
+        self.assertEqual([(t["value"], t["met"]) for t in goodput["targets"]],
+                         [(2.25, False), (1.5, True)])
 
     def test_targets(self):
         sections = {s["key"]: s for s in fake_sections()}
@@ -250,8 +354,8 @@ class ReportTest(unittest.TestCase):
         self.assertIn("![cycles](docs/bench/cycles.svg)", text)
         # gso.svg was not written: no link to it.
         self.assertNotIn("gso.svg", text)
-        self.assertIn("| (c) dpquic dataplane -> dpquic client | 9.00 | 8.00 | 10.00 | 3 | 4.50 |",
-                      text)
+        self.assertIn("| (c) dpquic dataplane -> dpquic client | 9.00 | 8.00 | 10.00 | 3 | 2.25 "
+                      "| 20.00 |", text)
         self.assertIn("- Target: heap allocations after the handshake (worst run): 250 "
                       "(target < 200): **not met**", text)
         self.assertIn("| 4. Memory | skipped: quicload has no --idle |", text)
