@@ -52,9 +52,11 @@ def measure_once(ctx, section, count, url):
     server_cmd = taskset(SERVER_CPU, bench_common.dataplane_command(
         ctx.binary("dataplane"), port,
         extra=["--max-connections=%d" % MAX_CONNECTIONS, "--stats=1"]))
+    # --shared-port: 100,000 connections from one UDP port, not a socket each
+    # (which would need 100,000 file descriptors).
     client_cmd = taskset(CLIENT_CPU, [ctx.binary("quicload"), "--idle=%d" % int(ramp + 60),
-                                      "--connections=%d" % count, "--cores=1", "--no-progress",
-                                      url % port])
+                                      "--connections=%d" % count, "--cores=1", "--shared-port",
+                                      "--no-progress", url % port])
     section.command("server: " + ctx.display(server_cmd, port=port))
     section.command("client (N=%d): %s" % (count, ctx.display(client_cmd, port=port)))
     server = start_server(server_cmd, ctx.path("memory-server.log"), bench_common.DATAPLANE_READY)
