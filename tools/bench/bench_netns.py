@@ -55,8 +55,7 @@ class LoopbackNamespace:
         if os.geteuid() != 0:
             raise NamespaceError("making a network namespace needs root")
         # A namespace left by a killed run of this same PID is replaced.
-        subprocess.run(["ip", "netns", "del", self.name], stdout=subprocess.DEVNULL,
-                       stderr=subprocess.DEVNULL, timeout=self._timeout, check=False)
+        self._delete()
         self._ip("netns", "add", self.name)
         self._created = True
         try:
@@ -69,11 +68,15 @@ class LoopbackNamespace:
     def wrap(self, cmd):
         return wrap_command(self.name, cmd)
 
+    def _delete(self):
+        """`ip netns del`, quietly: the namespace may not exist."""
+        subprocess.run(["ip", "netns", "del", self.name], stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL, timeout=self._timeout, check=False)
+
     def close(self):
         if self._created:
             self._created = False
-            subprocess.run(["ip", "netns", "del", self.name], stdout=subprocess.DEVNULL,
-                           stderr=subprocess.DEVNULL, timeout=self._timeout, check=False)
+            self._delete()
 
     def __exit__(self, *exc):
         self.close()

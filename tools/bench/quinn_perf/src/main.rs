@@ -9,7 +9,6 @@ mod server;
 
 use std::net::SocketAddr;
 use std::process::exit;
-use std::sync::Arc;
 use std::time::Duration;
 
 const USAGE: &str = "\
@@ -145,10 +144,7 @@ fn run_server(o: &Options, runtime: &tokio::runtime::Runtime) -> Result<(), Stri
         "quinn_perf: listening on {}",
         endpoint.local_addr().map_err(|e| e.to_string())?
     );
-    runtime.block_on(server::serve(
-        endpoint,
-        Arc::new(server::Counters::default()),
-    ));
+    runtime.block_on(server::serve(endpoint));
     Ok(())
 }
 
