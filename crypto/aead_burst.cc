@@ -32,8 +32,14 @@ bool valid_open(const AeadKey* key, std::span<const uint8_t> ciphertext, std::sp
 // writes the tag it computes to `computed`, for finish_open to compare.
 Message open_message(const AeadKey* key, const uint8_t* nonce, std::span<const uint8_t> aad,
                      std::span<const uint8_t> ciphertext, uint8_t* out, Tag& computed) {
-  return Message{
-      key, nonce, aad, ciphertext.data(), out, ciphertext.size() - kAeadTagLength, computed.data()};
+  return Message{.key = key,
+                 .nonce = nonce,
+                 .aad = aad.data(),
+                 .aad_length = aad.size(),
+                 .in = ciphertext.data(),
+                 .out = out,
+                 .length = ciphertext.size() - kAeadTagLength,
+                 .tag_out = computed.data()};
 }
 
 // Decides an open once its job has finished: the computed tag must match the

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <cstring>
 #include <span>
+#include <type_traits>
 
 #include "crypto/aead_burst.h"
 #include "crypto/aead_gather.h"
@@ -53,22 +54,35 @@ union alignas(64) SglContext {
 struct Message {
   const AeadKey* key;
   const uint8_t* nonce;
-  std::span<const uint8_t> aad;
+  const uint8_t* aad;  // associated data: the packet header
+  size_t aad_length;
   const uint8_t* in;
   uint8_t* out;
   size_t length;     // bytes to encrypt or decrypt (tag excluded)
   uint8_t* tag_out;  // where ipsec-mb writes the computed tag
   // A gather job (IMB_SGL_ALL) reads and writes `sgl_count` segments instead
-  // of in/out; their lengths add up to `length`.
-  const IMB_SGL_IOV* sgl = nullptr;
-  size_t sgl_count = 0;
-  SglContext* sgl_context = nullptr;
+  // of in/out; their lengths add up to `length`. Null and 0 otherwise: an
+  // aggregate initializer that leaves them out zeroes them.
+  const IMB_SGL_IOV* sgl;
+  size_t sgl_count;
+  SglContext* sgl_context;
 };
+// No default member initializers: every burst keeps an array of kMaxBurst
+// messages on the stack and fills only the ones it submits, and constructing
+// all of them cost a one-packet open more than its job submission.
+static_assert(std::is_trivially_default_constructible_v<Message>);
 
 // A seal writes the ciphertext to `out` and the tag right after it.
 inline Message seal_message(const AeadKey* key, const uint8_t* nonce, std::span<const uint8_t> aad,
                             std::span<const uint8_t> plaintext, uint8_t* out) {
-  return Message{key, nonce, aad, plaintext.data(), out, plaintext.size(), out + plaintext.size()};
+  return Message{.key = key,
+                 .nonce = nonce,
+                 .aad = aad.data(),
+                 .aad_length = aad.size(),
+                 .in = plaintext.data(),
+                 .out = out,
+                 .length = plaintext.size(),
+                 .tag_out = out + plaintext.size()};
 }
 
 inline void fill_job(IMB_JOB* job, const Message& message, IMB_CIPHER_DIRECTION direction,
@@ -108,12 +122,12 @@ inline void fill_job(IMB_JOB* job, const Message& message, IMB_CIPHER_DIRECTION 
   job->auth_tag_output = message.tag_out;
   job->auth_tag_output_len_in_bytes = kAeadTagLength;
   if (chacha) {
-    job->u.CHACHA20_POLY1305.aad = message.aad.data();
-    job->u.CHACHA20_POLY1305.aad_len_in_bytes = message.aad.size();
+    job->u.CHACHA20_POLY1305.aad = message.aad;
+    job->u.CHACHA20_POLY1305.aad_len_in_bytes = message.aad_length;
     job->u.CHACHA20_POLY1305.ctx = gather ? &message.sgl_context->chacha : nullptr;
   } else {
-    job->u.GCM.aad = message.aad.data();
-    job->u.GCM.aad_len_in_bytes = message.aad.size();
+    job->u.GCM.aad = message.aad;
+    job->u.GCM.aad_len_in_bytes = message.aad_length;
     job->u.GCM.ctx = gather ? &message.sgl_context->gcm : nullptr;
   }
   job->user_data = reinterpret_cast<void*>(index);
@@ -136,7 +150,8 @@ void run_overridden(const PacketProtectionOverride& replacement, std::span<const
             ? std::span<const GatherSegment>(reinterpret_cast<const GatherSegment*>(message.sgl),
                                              message.sgl_count)
             : std::span<const GatherSegment>(&whole, 1);
-    done(i, replacement.aead(direction == IMB_DIR_ENCRYPT, *message.key, nonce, message.aad,
+    done(i, replacement.aead(direction == IMB_DIR_ENCRYPT, *message.key, nonce,
+                             {message.aad, message.aad_length},
                              segments, message.tag_out));
   }
 }
