@@ -131,7 +131,15 @@ void DpdkShard::flush_tx() {
 
 void DpdkShard::inject_frame(Instant now, rte_mbuf* mbuf) {
   handle_frame(now, mbuf, true);
+  deliver_received(now);
   flush_released();
+}
+
+void DpdkShard::deliver_received(Instant now) {
+  if (rx_datagram_count_ == 0) return;
+  core_.endpoint().handle_datagrams(now, {rx_datagrams_.data(), rx_datagram_count_});
+  rte_pktmbuf_free_bulk(rx_held_.data(), static_cast<unsigned>(rx_datagram_count_));
+  rx_datagram_count_ = 0;
 }
 
 void DpdkShard::handle_frame(Instant now, rte_mbuf* mbuf, bool may_steer) {
@@ -200,8 +208,9 @@ void DpdkShard::handle_datagram(Instant now, rte_mbuf* mbuf, const ParsedFrame& 
   }
   ++stats_.rx_datagrams;
   stats_.rx_bytes += payload.size();
-  core_.endpoint().handle_datagram(now, frame.path, frame.ecn, payload);
-  release(mbuf);
+  if (rx_datagram_count_ == rx_datagrams_.size()) deliver_received(now);
+  rx_datagrams_[rx_datagram_count_] = {frame.path, frame.ecn, payload};
+  rx_held_[rx_datagram_count_++] = mbuf;
 }
 
 void DpdkShard::handle_neighbour_frame(Instant now, rte_mbuf* mbuf, const ParsedFrame& frame,
@@ -282,6 +291,7 @@ bool DpdkShard::receive(Instant now) {
     rte_prefetch0(rte_pktmbuf_mtod(rx_[i], void*));
   }
   for (uint16_t i = 0; i < count; ++i) handle_frame(now, rx_[i], true);
+  deliver_received(now);
   stats_.rx_frames += count;
   flush_released();
   bool any = count != 0;
@@ -302,6 +312,7 @@ bool DpdkShard::drain_steered(Instant now) {
     const unsigned count =
         rte_ring_sc_dequeue_burst(ring, reinterpret_cast<void**>(rx_.data()), rx_.size(), nullptr);
     for (unsigned i = 0; i < count; ++i) handle_frame(now, rx_[i], false);
+    deliver_received(now);
     stats_.steered_in += count;
     any |= count != 0;
   }

@@ -5,7 +5,8 @@
 //
 //   rte_eth_rx_burst (32) -> parse Ethernet/IP/UDP (frame.h):
 //     UDP to one of our ports -> DCID names another core? hand the mbuf to
-//       that shard's rte_ring (zero copy) : endpoint handle_datagram;
+//       that shard's rte_ring (zero copy) : held for the endpoint, which
+//       takes the burst's datagrams in one handle_datagrams call;
 //     ARP/ND -> within the shard's ARP/ND rate, taught to the neighbour
 //       cache (learn_from_frame), requests answered in place, answers and
 //       announcements shared with the other shards (the same mbuf, one
@@ -42,6 +43,7 @@
 #include "dataplane/dpdk/neighbour_cache.h"
 #include "dataplane/shard/shard_core.h"
 #include "dataplane/shard/shard_counters.h"
+#include "quic/conn/inbound_datagram.h"
 #include "quic/endpoint/endpoint.h"
 #include "quic/endpoint/rate_limiter.h"
 #include "quic/transmit/burst.h"
@@ -192,7 +194,11 @@ class DpdkShard final : private ShardIo {
   // Classifies one frame and consumes the mbuf (frees, answers or steers).
   // `may_steer` is off for frames another shard handed over.
   void handle_frame(Instant now, rte_mbuf* mbuf, bool may_steer);
+  // A datagram for this shard joins rx_datagrams_ (its mbuf is held).
   void handle_datagram(Instant now, rte_mbuf* mbuf, const ParsedFrame& frame, bool may_steer);
+  // The held datagrams to the endpoint in one call (one AEAD burst per run
+  // of a connection's packets), then their mbufs freed.
+  void deliver_received(Instant now);
   // ARP/ND: rate-limited unless `from_peer` (the sharing shard spent the
   // token), taught to the cache, answered or shared.
   void handle_neighbour_frame(Instant now, rte_mbuf* mbuf, const ParsedFrame& frame,
@@ -239,6 +245,10 @@ class DpdkShard final : private ShardIo {
   rte_eth_dev_tx_buffer* tx_buffer_ = nullptr;
   uint64_t tx_refused_ = 0;  // counted by DPDK's tx buffer callback
   std::array<rte_mbuf*, 32> rx_{};
+  // The UDP datagrams of the frames being handled, and their mbufs.
+  std::array<conn::InboundDatagram, 32> rx_datagrams_{};
+  std::array<rte_mbuf*, 32> rx_held_{};
+  size_t rx_datagram_count_ = 0;
   std::array<rte_mbuf*, 64> released_{};
   size_t released_count_ = 0;
   // mbufs lent to the burst builder: allocated in bulk, kept across rounds.

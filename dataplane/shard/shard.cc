@@ -143,13 +143,18 @@ void Shard::wake() {
   [[maybe_unused]] ssize_t n = write(wake_fd_, &one, sizeof(one));
 }
 
-void Shard::deliver(Instant now, const conn::PathAddresses& path, transmit::EcnCodepoint ecn,
-                    std::span<uint8_t> bytes) {
-  if (const auto owner = core_.foreign_owner(bytes)) {
-    if (!steer(*owner, path, ecn, bytes)) ++steering_drops_;
-    return;
+void Shard::deliver(Instant now, std::span<ReceivedDatagram> batch) {
+  // Datagrams of connections on other shards are steered there; the others
+  // keep their order and go to the endpoint together.
+  size_t kept = 0;
+  for (ReceivedDatagram& datagram : batch) {
+    if (const auto owner = core_.foreign_owner(datagram.bytes)) {
+      if (!steer(*owner, datagram.path, datagram.ecn, datagram.bytes)) ++steering_drops_;
+      continue;
+    }
+    batch[kept++] = datagram;
   }
-  core_.endpoint().handle_datagram(now, path, ecn, bytes);
+  core_.endpoint().handle_datagrams(now, batch.first(kept));
 }
 
 bool Shard::steer(uint8_t owner, const conn::PathAddresses& path, transmit::EcnCodepoint ecn,
@@ -192,9 +197,7 @@ bool Shard::receive_socket(Instant now, UdpSocket& socket) {
     const size_t count = socket.receive(received_);
     if (count == 0) break;
     any = true;
-    for (size_t i = 0; i < count; ++i) {
-      deliver(now, received_[i].path, received_[i].ecn, received_[i].bytes);
-    }
+    deliver(now, {received_.data(), count});
     // A short batch means the socket is drained (datagrams kept from a GRO
     // split come back first on the next call, without a system call).
     if (count < UdpSocket::kReceiveBatch && !socket.has_pending()) break;

@@ -117,8 +117,8 @@ class Shard final : private ShardIo {
   static constexpr size_t kScannedSockets = 8;
   bool receive_ready(Instant now);
   void clear_wake();
-  void deliver(Instant now, const conn::PathAddresses& path, transmit::EcnCodepoint ecn,
-               std::span<uint8_t> bytes);
+  // One receive batch: steered or handed to the endpoint (reordered in place).
+  void deliver(Instant now, std::span<ReceivedDatagram> batch);
   bool steer(uint8_t owner, const conn::PathAddresses& path, transmit::EcnCodepoint ecn,
              std::span<const uint8_t> bytes);
   bool drain_steered(Instant now);

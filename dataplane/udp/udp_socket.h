@@ -14,6 +14,7 @@
 #include <memory>
 #include <span>
 
+#include "quic/conn/inbound_datagram.h"
 #include "quic/conn/socket_address.h"
 #include "quic/transmit/burst.h"
 
@@ -39,14 +40,10 @@ struct UdpSocketOptions {
   size_t receive_batch = 32;
 };
 
-struct ReceivedDatagram {
-  // local: the address the datagram was sent to (from PKTINFO, with the
-  // bound port); remote: its sender.
-  conn::PathAddresses path;
-  transmit::EcnCodepoint ecn = transmit::EcnCodepoint::kNotEct;
-  // Points into the socket's receive buffers; valid until the next receive().
-  std::span<uint8_t> bytes;
-};
+// local: the address the datagram was sent to (from PKTINFO, with the bound
+// port); remote: its sender. `bytes` points into the socket's receive
+// buffers and is valid until the next receive().
+using ReceivedDatagram = conn::InboundDatagram;
 
 struct SendOutcome {
   // Datagrams of the burst handed to the kernel, from the first, in order.

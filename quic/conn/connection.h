@@ -41,6 +41,7 @@
 #include "quic/conn/peer_cids.h"
 #include "quic/conn/range_set.h"
 #include "quic/conn/receive_buffer.h"
+#include "quic/conn/receive_burst.h"
 #include "quic/conn/receive_stream.h"
 #include "quic/conn/send_stream.h"
 #include "quic/conn/sent_frames.h"
@@ -169,6 +170,11 @@ class Connection final : private recovery::LossEvents, private crypto::ClientHel
   // --- Input ---------------------------------------------------------------------
   void handle_datagram(Instant now, const PathAddresses& path, transmit::EcnCodepoint ecn,
                        std::span<uint8_t> datagram);
+  // The same as handle_datagram on each datagram in order, but consecutive
+  // 1-RTT packets in the current key phase are opened in one AEAD burst
+  // (receive_burst.h), with the core's ReceiveBurst. Without one in the
+  // CoreContext, one datagram at a time.
+  void handle_datagrams(Instant now, std::span<const InboundDatagram> datagrams);
   void handle_timeout(Instant now);
 
   // --- Output --------------------------------------------------------------------
@@ -348,6 +354,7 @@ class Connection final : private recovery::LossEvents, private crypto::ClientHel
   // A packet whose header does not parse ends the datagram: `bytes` from it
   // on are dropped.
   void drop_unparsed(Instant now, size_t bytes);
+  void on_datagram_while_closing();
   // connection_recovery.cc: the loss detection timer fired (probes carry
   // CRYPTO data and HANDSHAKE_DONE again); paths whose validation failed.
   void on_loss_timer(Instant now);
@@ -381,6 +388,18 @@ class Connection final : private recovery::LossEvents, private crypto::ClientHel
     wire::PacketNumberFields fields;
     std::span<const uint8_t> payload;
   };
+  // An opened packet: duplicates, learn_from_packet, frames, acknowledgment.
+  void process_opened(Arrival& arrival, std::span<uint8_t> packet, const wire::ParsedHeader& header,
+                      bool original_version, const OpenedPacket& opened);
+  // A run of 1-RTT packets staged, opened in one burst, then processed in
+  // order (receive_burst.h).
+  size_t stage_run(Instant now, std::span<const InboundDatagram> datagrams, size_t next,
+                   ReceiveBurst& burst);
+  bool stage_packet(Instant now, const InboundDatagram& datagram, ReceiveBurst& burst);
+  void process_run(Instant now, std::span<const InboundDatagram> datagrams,
+                   const ReceiveBurst& burst);
+  void process_staged(Instant now, const InboundDatagram& datagram, uint32_t path_id,
+                      const ReceiveBurst& burst, const ReceiveBurst::Packet& staged);
   void drop_packet(Instant now, const wire::ParsedHeader& header, size_t size,
                    PacketDropReason reason);
   // Why the packet is dropped before its protection is removed; nullopt
@@ -393,6 +412,21 @@ class Connection final : private recovery::LossEvents, private crypto::ClientHel
   // closed the connection.
   bool open_packet(Instant now, std::span<uint8_t> packet, const wire::ParsedHeader& header,
                    bool original_version, std::span<uint8_t> datagram, OpenedPacket& opened);
+  // open_packet's steps. unmask_packet removes header protection and decodes
+  // the packet number (pn_error: what the decode said; kProtocolViolation
+  // for reserved bits closes only once the packet opens) and says why the
+  // packet is dropped, if it is; it counts nothing. open_unmasked picks the
+  // read key and opens; accept_opened follows a successful open.
+  std::optional<PacketDropReason> unmask_packet(std::span<uint8_t> packet,
+                                                const wire::ParsedHeader& header,
+                                                bool original_version,
+                                                wire::PacketNumberFields& fields,
+                                                wire::WireError& pn_error) const;
+  bool open_unmasked(Instant now, std::span<uint8_t> packet, const wire::ParsedHeader& header,
+                     bool original_version, std::span<uint8_t> datagram, wire::WireError pn_error,
+                     OpenedPacket& opened);
+  bool accept_opened(Instant now, crypto::EncryptionLevel level, crypto::KeyGeneration generation,
+                     uint64_t packet_number, wire::WireError pn_error);
   // A packet that did not authenticate: a stateless reset, or counted
   // towards the AEAD limit (RFC 9001 §6.6).
   void on_open_failure(Instant now, const wire::ParsedHeader& header, size_t size,
@@ -407,6 +441,7 @@ class Connection final : private recovery::LossEvents, private crypto::ClientHel
   // back onto a known one (RFC 9000 §9.3).
   void follow_peer_path(Instant now, uint32_t path_id, bool new_path, bool probing_only,
                         uint64_t packet_number);
+  // connection_frames.cc
   TransportError process_frames(const Arrival& arrival, wire::PacketType type,
                                 std::span<const uint8_t> payload, bool& ack_eliciting,
                                 bool& probing_only);

@@ -16,6 +16,7 @@
 #include "quic/conn/block_pool.h"
 #include "quic/conn/cid_generator.h"
 #include "quic/conn/random.h"
+#include "quic/conn/receive_burst.h"
 #include "quic/conn/socket_address.h"
 #include "quic/conn/transport_config.h"
 #include "quic/recovery/ack_processing.h"
@@ -117,6 +118,8 @@ struct CoreContext {
   const crypto::RetryIntegrity* retry_integrity = nullptr;
   ClientTokenStore* client_tokens = nullptr;
   PendingPackets* pending_packets = nullptr;
+  // Scratch for Connection::handle_datagrams; null: one datagram at a time.
+  ReceiveBurst* receive_burst = nullptr;
 
   // The time address tokens are issued and validated at, in microseconds:
   // `now` plus token_clock_offset (modulo 2^64, which no real offset reaches).

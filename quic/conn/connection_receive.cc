@@ -1,5 +1,7 @@
-// The receive path: splitting coalesced packets, removing packet protection,
-// and dispatching frames (RFC 9000 §12, §19; RFC 9001 §5).
+// The receive path up to the frames: splitting coalesced packets, removing
+// packet protection (RFC 9000 §12; RFC 9001 §5), paths and key phases; and
+// runs of 1-RTT packets opened in one AEAD burst (receive_burst.h).
+// Frames are dispatched in connection_frames.cc.
 
 #include <algorithm>
 #include <cstring>
@@ -7,20 +9,18 @@
 #include "crypto/aead_burst.h"
 #include "crypto/header_protection.h"
 #include "quic/conn/connection.h"
-#include "quic/conn/connection_stream.h"
 #include "quic/conn/packet_unprotect.h"
 #include "quic/hot_path.h"
 #include "quic/wire/coalesced.h"
-#include "quic/wire/frame_codec.h"
-#include "quic/wire/frame_validity.h"
+#include "quic/wire/header.h"
 
 namespace dpquic::conn {
 
 using crypto::EncryptionLevel;
-using wire::FrameType;
 using wire::PacketNumberSpace;
 using wire::PacketType;
 using wire::TransportErrorCode;
+using Verdict = ReceiveBurst::Verdict;
 
 namespace {
 
@@ -31,11 +31,6 @@ EncryptionLevel level_of_packet(PacketType type) {
     case PacketType::kHandshake: return EncryptionLevel::kHandshake;
     default: return EncryptionLevel::kApplication;
   }
-}
-
-TransportError from_wire(wire::WireError error, const char* reason, uint64_t frame_type = 0) {
-  const auto code = wire::transport_error_code(error);
-  return transport_error(code ? *code : TransportErrorCode::kProtocolViolation, reason, frame_type);
 }
 
 }  // namespace
@@ -60,14 +55,7 @@ DPQUIC_HOT void Connection::handle_datagram(Instant now, const PathAddresses& pa
 
   const uint32_t path_id = count_received_on_path(now, path, datagram.size());
 
-  if (state_ == ConnectionState::kClosing) {
-    // RFC 9000 §10.2.1: answer with CONNECTION_CLOSE, less and less often.
-    ++closing_packets_received_;
-    if ((closing_packets_received_ & (closing_packets_received_ - 1)) == 0) {
-      queue_close_frames();
-    }
-    return;
-  }
+  if (state_ == ConnectionState::kClosing) return on_datagram_while_closing();
 
   wire::DatagramSplitter splitter(datagram, local_cids_.any_active().size());
   wire::CoalescedPacket packet;
@@ -113,6 +101,12 @@ DPQUIC_HOT void Connection::handle_datagram(Instant now, const PathAddresses& pa
   if (splitter.error() != wire::WireError::kOk) drop_unparsed(now, splitter.dropped_bytes());
 }
 
+void Connection::on_datagram_while_closing() {
+  // RFC 9000 §10.2.1: answer with CONNECTION_CLOSE, less and less often.
+  ++closing_packets_received_;
+  if ((closing_packets_received_ & (closing_packets_received_ - 1)) == 0) queue_close_frames();
+}
+
 void Connection::drop_unparsed(Instant now, size_t bytes) {
   ++stats_.packets_dropped;
   if (tracer_) {
@@ -134,6 +128,15 @@ DPQUIC_HOT void Connection::process_packet(Arrival& arrival, std::span<uint8_t> 
   }
   OpenedPacket opened;
   if (!open_packet(now, packet, header, original_version, datagram, opened)) return;
+  process_opened(arrival, packet, header, original_version, opened);
+}
+
+DPQUIC_INLINE_STEP void Connection::process_opened(Arrival& arrival, std::span<uint8_t> packet,
+                                                   const wire::ParsedHeader& header,
+                                                   bool original_version,
+                                                   const OpenedPacket& opened) {
+  const Instant now = arrival.now;
+  uint32_t& path_id = arrival.path_id;
   const uint64_t number = opened.fields.packet_number;
   Space& sp = space(wire::packet_number_space(header.type));
   if (sp.acks.is_duplicate(number)) {
@@ -214,21 +217,39 @@ DPQUIC_INLINE_STEP bool Connection::open_packet(Instant now, std::span<uint8_t> 
                                                 const wire::ParsedHeader& header,
                                                 bool original_version, std::span<uint8_t> datagram,
                                                 OpenedPacket& opened) {
-  const EncryptionLevel level = level_of_packet(header.type);
+  wire::WireError pn_error = wire::WireError::kOk;
+  if (const auto reason = unmask_packet(packet, header, original_version, opened.fields, pn_error)) {
+    drop_packet(now, header, packet.size(), *reason);
+    return false;
+  }
+  return open_unmasked(now, packet, header, original_version, datagram, pn_error, opened);
+}
+
+DPQUIC_INLINE_STEP std::optional<PacketDropReason> Connection::unmask_packet(
+    std::span<uint8_t> packet, const wire::ParsedHeader& header, bool original_version,
+    wire::PacketNumberFields& fields, wire::WireError& pn_error) const {
   const Space& sp = space(wire::packet_number_space(header.type));
+  const crypto::HeaderProtectionKey* hp =
+      original_version ? &keys_.original_initial_read_keys()->header_protection()
+                       : keys_.read_header_protection(level_of_packet(header.type));
+  if (hp == nullptr) return PacketDropReason::kKeyUnavailable;
+  const std::optional<uint64_t> largest =
+      sp.acks.has_received() ? std::optional<uint64_t>(sp.acks.largest_received()) : std::nullopt;
+  pn_error = remove_packet_header_protection(*core_.mb, *hp, packet, header, largest, fields);
+  if (pn_error == wire::WireError::kDrop) return PacketDropReason::kHeaderParseError;
+  return std::nullopt;
+}
+
+DPQUIC_INLINE_STEP bool Connection::open_unmasked(Instant now, std::span<uint8_t> packet,
+                                                  const wire::ParsedHeader& header,
+                                                  bool original_version,
+                                                  std::span<uint8_t> datagram,
+                                                  wire::WireError pn_error, OpenedPacket& opened) {
+  const EncryptionLevel level = level_of_packet(header.type);
   auto drop = [&](PacketDropReason reason) {
     drop_packet(now, header, packet.size(), reason);
     return false;
   };
-  const crypto::HeaderProtectionKey* hp =
-      original_version ? &keys_.original_initial_read_keys()->header_protection()
-                       : keys_.read_header_protection(level);
-  if (hp == nullptr) return drop(PacketDropReason::kKeyUnavailable);
-  const std::optional<uint64_t> largest =
-      sp.acks.has_received() ? std::optional<uint64_t>(sp.acks.largest_received()) : std::nullopt;
-  const wire::WireError pn_error =
-      remove_packet_header_protection(*core_.mb, *hp, packet, header, largest, opened.fields);
-  if (pn_error == wire::WireError::kDrop) return drop(PacketDropReason::kHeaderParseError);
   const crypto::ReadKeySelection selection =
       original_version
           ? crypto::ReadKeySelection{&keys_.original_initial_read_keys()->aead(),
@@ -243,9 +264,13 @@ DPQUIC_INLINE_STEP bool Connection::open_packet(Instant now, std::span<uint8_t> 
     on_open_failure(now, header, packet.size(), datagram);
     return false;
   }
-  if (!after_packet_opened(now, level, selection.generation, opened.fields.packet_number)) {
-    return false;
-  }
+  return accept_opened(now, level, selection.generation, opened.fields.packet_number, pn_error);
+}
+
+DPQUIC_INLINE_STEP bool Connection::accept_opened(Instant now, EncryptionLevel level,
+                                                  crypto::KeyGeneration generation,
+                                                  uint64_t packet_number, wire::WireError pn_error) {
+  if (!after_packet_opened(now, level, generation, packet_number)) return false;
   if (pn_error == wire::WireError::kProtocolViolation) {
     enter_closing(now, transport_error(TransportErrorCode::kProtocolViolation, "reserved bits set"),
                   false, 0);
@@ -400,346 +425,138 @@ bool Connection::detect_stateless_reset(std::span<const uint8_t> datagram) {
   return peer_cids_.is_stateless_reset(datagram.last(16));
 }
 
-DPQUIC_HOT TransportError Connection::process_frames(const Arrival& arrival, PacketType type,
-                                                     std::span<const uint8_t> payload,
-                                                     bool& ack_eliciting, bool& probing_only) {
-  wire::FrameDecoder decoder(payload);
-  wire::Frame frame;
-  bool acked = false;
-  while (!decoder.done()) {
-    const wire::WireError error = decoder.next(frame);
-    if (error != wire::WireError::kOk) return from_wire(error, "malformed frame");
-    if (wire::check_frame_allowed(frame.type, type, role_) != wire::WireError::kOk) {
-      return transport_error(TransportErrorCode::kProtocolViolation,
-                             "frame not allowed in this packet type",
-                             static_cast<uint64_t>(frame.type));
+// --- Runs of 1-RTT packets (receive_burst.h) --------------------------------------------
+
+DPQUIC_HOT void Connection::handle_datagrams(Instant now,
+                                             std::span<const InboundDatagram> datagrams) {
+  now_ = now;
+  ReceiveBurst* burst = core_.receive_burst;
+  size_t next = 0;
+  while (next < datagrams.size()) {
+    if (burst != nullptr) next = stage_run(now, datagrams, next, *burst);
+    if (burst == nullptr || burst->count == 0) {
+      // Not a packet a run takes (a long header, a coalesced datagram, an
+      // unknown path, a closing connection): the one-at-a-time path.
+      const InboundDatagram& datagram = datagrams[next++];
+      handle_datagram(now, datagram.path, datagram.ecn, datagram.bytes);
+      continue;
     }
-    if (frame.type == FrameType::kAck || frame.type == FrameType::kAckEcn) {
-      // One ACK frame per packet is processed: each one composes the part
-      // of the in-flight window it reaches, so a packet full of ACK frames
-      // spanning the window would cost that many times the work. A peer
-      // sends one; ignoring acknowledgments only delays them.
-      if (acked) {
-        ++stats_.ack_frames_ignored;
-        continue;
-      }
-      acked = true;
+    crypto::open_burst(*core_.mb, {burst->ops.data(), burst->op_count},
+                       {burst->status.data(), burst->op_count});
+    process_run(now, datagrams, *burst);
+  }
+}
+
+// Stages datagrams from `next` until one is not for a run, the run is full,
+// or a packet in another key phase ends it. Returns the next datagram.
+size_t Connection::stage_run(Instant now, std::span<const InboundDatagram> datagrams, size_t next,
+                             ReceiveBurst& burst) {
+  burst.count = 0;
+  burst.op_count = 0;
+  while (next < datagrams.size() && burst.count < ReceiveBurst::kCapacity) {
+    if (!stage_packet(now, datagrams[next], burst)) break;
+    ReceiveBurst::Packet& staged = burst.packets[burst.count++];
+    staged.datagram = static_cast<uint32_t>(next++);
+    if (staged.verdict == Verdict::kOther) break;
+  }
+  return next;
+}
+
+// False, with nothing changed, for a datagram the one-at-a-time path takes.
+// Otherwise fills the next packet of the run (and its OpenOp for kOpen).
+DPQUIC_INLINE_STEP bool Connection::stage_packet(Instant now, const InboundDatagram& datagram,
+                                                 ReceiveBurst& burst) {
+  if (state_ != ConnectionState::kHandshake && state_ != ConnectionState::kEstablished) {
+    return false;
+  }
+  const std::span<uint8_t> bytes = datagram.bytes;
+  ReceiveBurst::Packet& staged = burst.packets[burst.count];
+  wire::ParsedHeader& header = staged.header;
+  if (bytes.empty() || (bytes[0] & 0x80) != 0 ||
+      wire::parse_packet_header(bytes, local_cids_.any_active().size(), header) !=
+          wire::WireError::kOk) {
+    return false;
+  }
+  const auto path_id = paths_.find(datagram.path);
+  if (!path_id) return false;
+  staged.verdict = Verdict::kDrop;
+  if (const auto reason = precheck_packet(*path_id, header, false)) {
+    staged.drop_reason = *reason;
+    return true;
+  }
+  if (const auto reason = unmask_packet(bytes, header, false, staged.fields, staged.pn_error)) {
+    staged.drop_reason = *reason;
+    return true;
+  }
+  const crypto::ReadKeySelection selection = keys_.select_read_key(
+      EncryptionLevel::kApplication, staged.fields.key_phase, staged.fields.packet_number, now);
+  if (selection.generation != crypto::KeyGeneration::kCurrent) {
+    staged.verdict = Verdict::kOther;  // opened on its turn, when earlier packets are done
+    return true;
+  }
+  staged.drop_reason = selection.key == nullptr ? PacketDropReason::kKeyUnavailable
+                                                : PacketDropReason::kHeaderParseError;
+  if (selection.key == nullptr || staged.fields.payload_size < crypto::kAeadTagLength) return true;
+  staged.verdict = Verdict::kOpen;
+  staged.op = static_cast<uint8_t>(burst.op_count);
+  crypto::OpenOp& op = burst.ops[burst.op_count++];
+  const std::span<uint8_t> body =
+      bytes.subspan(staged.fields.payload_offset, staged.fields.payload_size);
+  op.key = selection.key;
+  op.packet_number = staged.fields.packet_number;
+  op.header = bytes.first(staged.fields.payload_offset);
+  op.ciphertext = body;
+  op.out = body.first(body.size() - crypto::kAeadTagLength);
+  return true;
+}
+
+// Each staged packet as handle_datagram would take it, in order: counted on
+// its path, then dropped, answered with a close, or its frames processed.
+DPQUIC_HOT void Connection::process_run(Instant now, std::span<const InboundDatagram> datagrams,
+                                        const ReceiveBurst& burst) {
+  for (size_t i = 0; i < burst.count; ++i) {
+    if (state_ == ConnectionState::kClosed || state_ == ConnectionState::kDraining) return;
+    const ReceiveBurst::Packet& staged = burst.packets[i];
+    const InboundDatagram& datagram = datagrams[staged.datagram];
+    stats_.bytes_received += datagram.bytes.size();
+    const uint32_t path_id = count_received_on_path(now, datagram.path, datagram.bytes.size());
+    if (state_ == ConnectionState::kClosing) {
+      on_datagram_while_closing();
+      continue;
     }
-    if (wire::is_ack_eliciting(frame.type)) ack_eliciting = true;
-    if (!wire::is_probing(frame.type)) probing_only = false;
-    if (TransportError failure = on_frame(arrival, type, frame)) return failure;
-    if (state_ == ConnectionState::kDraining || state_ == ConnectionState::kClosed ||
-        state_ == ConnectionState::kClosing) {
-      break;
+    process_staged(now, datagram, path_id, burst, staged);
+  }
+}
+
+DPQUIC_INLINE_STEP void Connection::process_staged(Instant now, const InboundDatagram& datagram,
+                                                   uint32_t path_id, const ReceiveBurst& burst,
+                                                   const ReceiveBurst::Packet& staged) {
+  const wire::ParsedHeader& header = staged.header;
+  const std::span<uint8_t> bytes = datagram.bytes;
+  // A path that went away since staging is checked again, as for any packet.
+  const auto reason = staged.verdict == Verdict::kDrop ? std::optional(staged.drop_reason)
+                                                       : precheck_packet(path_id, header, false);
+  if (reason) return drop_packet(now, header, bytes.size(), *reason);
+  OpenedPacket opened{.fields = staged.fields, .payload = {}};
+  if (staged.verdict == Verdict::kOther) {
+    if (!open_unmasked(now, bytes, header, false, bytes, staged.pn_error, opened)) return;
+  } else {
+    if (burst.status[staged.op] != crypto::PacketStatus::kOk) {
+      return on_open_failure(now, header, bytes.size(), bytes);
     }
-  }
-  return {};
-}
-
-DPQUIC_HOT TransportError Connection::on_frame(const Arrival& arrival, PacketType type,
-                                               const wire::Frame& frame) {
-  const Instant now = arrival.now;
-  const uint64_t frame_type = static_cast<uint64_t>(frame.type);
-  switch (frame.type) {
-    case FrameType::kPadding:
-    case FrameType::kPing:
-    case FrameType::kDataBlocked:
-    case FrameType::kStreamsBlockedBidi:
-    case FrameType::kStreamsBlockedUni: return {};
-    case FrameType::kAck:
-    case FrameType::kAckEcn: return on_ack_frame(now, wire::packet_number_space(type), frame);
-    case FrameType::kCrypto: {
-      const EncryptionLevel level = type == PacketType::kInitial ? EncryptionLevel::kInitial
-                                    : type == PacketType::kHandshake
-                                        ? EncryptionLevel::kHandshake
-                                        : EncryptionLevel::kApplication;
-      return on_crypto_frame(now, level, frame.crypto);
-    }
-    case FrameType::kStream:
-      if (type == PacketType::kZeroRtt) {
-        zero_rtt_stream_limit_ = std::max(zero_rtt_stream_limit_, frame.stream.stream_id + 1);
-      }
-      return on_stream_frame(now, frame.stream);
-    case FrameType::kResetStream: return on_reset_stream(frame.reset_stream);
-    case FrameType::kStopSending: return on_stop_sending(frame.stop_sending);
-    case FrameType::kMaxStreamData: return on_max_stream_data(frame.max_stream_data);
-    case FrameType::kStreamDataBlocked: {
-      Stream* stream = nullptr;
-      return stream_for_frame(frame.stream_data_blocked.stream_id, false, true, stream);
-    }
-    case FrameType::kMaxData: on_max_data(frame.max_data.maximum_data); return {};
-    case FrameType::kMaxStreamsBidi:
-      return stream_limits_.on_max_streams(StreamDirection::kBidirectional,
-                                           frame.max_streams.maximum_streams);
-    case FrameType::kMaxStreamsUni:
-      return stream_limits_.on_max_streams(StreamDirection::kUnidirectional,
-                                           frame.max_streams.maximum_streams);
-    case FrameType::kNewConnectionId: return on_new_connection_id(frame.new_connection_id);
-    case FrameType::kRetireConnectionId:
-      return local_cids_.on_retire(frame.retire_connection_id.sequence_number, arrival.dcid);
-    case FrameType::kPathChallenge:
-      paths_.on_path_challenge(arrival.path_id, frame.path_challenge.data);
-      return {};
-    case FrameType::kPathResponse: on_path_response(now, frame.path_response.data); return {};
-    case FrameType::kConnectionCloseTransport:
-    case FrameType::kConnectionCloseApplication:
-      enter_draining(now, CloseReason::kPeerClose, frame.connection_close.error_code,
-                     frame.type == FrameType::kConnectionCloseApplication);
-      return {};
-    case FrameType::kHandshakeDone: on_handshake_confirmed(now); return {};
-    case FrameType::kNewToken: return on_new_token(frame.new_token);
-    case FrameType::kDatagram: return on_datagram_frame(frame.datagram);
-    case FrameType::kAckFrequency:
-    case FrameType::kImmediateAck:
-      // We never advertise min_ack_delay, so the peer must not send these.
-      return transport_error(TransportErrorCode::kProtocolViolation,
-                             "ack frequency was not negotiated", frame_type);
-  }
-  return transport_error(TransportErrorCode::kFrameEncodingError, "unknown frame", frame_type);
-}
-
-void Connection::on_max_data(uint64_t maximum_data) {
-  const uint64_t before = send_credit_.available();
-  send_credit_.on_max_data(maximum_data);
-  if (before != 0 || send_credit_.available() == 0) return;
-  for (auto& slot : stream_slots_) {
-    if (slot && slot->send && slot->send->wants_to_send(send_credit_.available())) {
-      schedule_stream(*slot);
-    }
-  }
-}
-
-TransportError Connection::on_new_connection_id(const wire::NewConnectionIdFrame& frame) {
-  if (peer_cids_.active().empty()) {
-    return transport_error(TransportErrorCode::kProtocolViolation,
-                           "NEW_CONNECTION_ID to a zero-length CID user",
-                           static_cast<uint64_t>(FrameType::kNewConnectionId));
-  }
-  if (TransportError error = peer_cids_.on_new_connection_id(frame)) return error;
-  reassign_path_cids();
-  return {};
-}
-
-void Connection::on_path_response(Instant now, const std::array<uint8_t, 8>& data) {
-  const auto validated = paths_.on_path_response(data);
-  if (!validated) return;
-  if (role_ == wire::Role::kServer && *validated == active_path_) {
-    peer_address_validated_ = true;
-    loss_.set_amplification_blocked(now, false);
-  }
-  // A client whose move (migration, preferred address) is validated does
-  // not need the paths it left: their CIDs are retired (§9.5).
-  if (role_ == wire::Role::kClient && *validated == active_path_) {
-    for (uint32_t id = 0; id < PathTable::kMaxPaths; ++id) abandon_path(id);
-  }
-  // RFC 9000 §8.2.1: a validation whose challenge the amplification limit
-  // kept below 1200 bytes is followed by one with a padded challenge, now
-  // that the path is not limited, to check its MTU.
-  if (!paths_.path(*validated).challenge_padded) {
-    paths_.start_validation(*validated, now, loss_.pto_duration(PacketNumberSpace::kApplication));
-  }
-}
-
-TransportError Connection::on_new_token(const wire::NewTokenFrame& frame) {
-  if (frame.token.empty()) {
-    return transport_error(TransportErrorCode::kFrameEncodingError, "empty NEW_TOKEN",
-                           static_cast<uint64_t>(FrameType::kNewToken));
-  }
-  if (core_.client_tokens != nullptr) core_.client_tokens->store(server_name_, frame.token);
-  received_new_token_ = true;
-  return {};
-}
-
-TransportError Connection::on_datagram_frame(const wire::DatagramFrame& frame) {
-  // RFC 9221 §3: the limit covers the whole frame, type and length too.
-  const uint64_t limit = config_.transport.max_datagram_frame_size;
-  const uint64_t length = frame.data.size();
-  const uint64_t frame_size = 1 + length + (frame.has_length ? wire::varint_length(length) : 0);
-  if (limit == 0 || frame_size > limit) {
-    return transport_error(TransportErrorCode::kProtocolViolation,
-                           "DATAGRAM not negotiated or too large",
-                           static_cast<uint64_t>(FrameType::kDatagram));
-  }
-  if (datagrams_in_.full() || length > sizeof(QueuedDatagram::bytes)) {
-    ++stats_.datagrams_dropped;  // unreliable by definition (RFC 9221 §5)
-    return {};
-  }
-  QueuedDatagram& slot = datagrams_in_.next_slot();
-  std::memcpy(slot.bytes.data(), frame.data.data(), length);
-  slot.length = static_cast<uint16_t>(length);
-  datagrams_in_.commit();
-  ConnectionEvent event;
-  event.type = ConnectionEventType::kDatagram;
-  push_event(event);
-  return {};
-}
-
-TransportError Connection::on_ack_frame(Instant now, PacketNumberSpace space_id,
-                                        const wire::Frame& frame) {
-  acked_in_frame_ = 0;
-  ecn_marked_in_frame_ = 0;
-  const bool has_ecn = frame.type == FrameType::kAckEcn;
-  const std::optional<uint64_t> largest_before = loss_.largest_acked(space_id);
-  const wire::WireError error = loss_.on_ack_received(now, space_id, frame.ack, has_ecn, *this);
-  if (error != wire::WireError::kOk) {
-    return from_wire(error, "ACK of a packet never sent", static_cast<uint64_t>(frame.type));
-  }
-  if (acked_in_frame_ != 0) {
-    // RFC 9000 §13.4.2.1: only an ACK that raises the largest acknowledged
-    // may fail validation. CE marks are a congestion signal loss detection
-    // already acted on (RFC 9002 §B.7).
-    const std::optional<uint64_t> largest_after = loss_.largest_acked(space_id);
-    const bool increased = largest_after && (!largest_before || *largest_after > *largest_before);
-    (void)ecn_.on_ack(space_id, ecn_marked_in_frame_, has_ecn ? &frame.ack.ecn : nullptr,
-                      increased);
-  }
-  ecn_marked_in_frame_ = 0;
-  if (tracer_) trace_metrics(now);
-  return {};
-}
-
-TransportError Connection::on_crypto_frame(Instant now, EncryptionLevel level,
-                                           const wire::CryptoFrame& frame) {
-  Space& sp = space(space_of_level(level));
-  if (sp.discarded || tls_ == nullptr) return {};
-  const uint64_t limit = sp.crypto_receive->read_offset() + config_.max_crypto_buffer;
-  switch (sp.crypto_receive->insert(frame.offset, frame.data, limit)) {
-    case ReceiveResult::kOk: break;
-    case ReceiveResult::kExceedsLimit:
-    case ReceiveResult::kTooFragmented:
-      // quiche CVE-2024-1765: CRYPTO data far ahead is refused, not stored.
-      return transport_error(TransportErrorCode::kCryptoBufferExceeded,
-                             "CRYPTO data beyond the buffer", 0x06);
-    case ReceiveResult::kOutOfMemory:
-      return transport_error(TransportErrorCode::kInternalError, "receive buffers exhausted", 0x06);
-  }
-  bool provided = false;
-  for (std::span<const uint8_t> piece = sp.crypto_receive->readable(); !piece.empty();
-       piece = sp.crypto_receive->readable()) {
-    if (!tls_->provide_handshake_data(level, piece)) {
-      return transport_error(static_cast<TransportErrorCode>(tls_->error_code()),
-                             "TLS refused handshake data", 0x06);
-    }
-    sp.crypto_receive->consume(piece.size());
-    provided = true;
-  }
-  if (provided) advance_tls(now);
-  return {};
-}
-
-TransportError Connection::stream_for_frame(uint64_t id, bool needs_send, bool needs_receive,
-                                            Stream*& stream) {
-  stream = nullptr;
-  if ((needs_send && !local_can_send(id, role_)) ||
-      (needs_receive && !local_can_receive(id, role_))) {
-    return transport_error(TransportErrorCode::kStreamStateError,
-                           "frame for the wrong direction of a stream");
-  }
-  stream = find_stream(id);
-  if (stream != nullptr) return {};
-  if (is_local(id, role_)) {
-    if (!stream_limits_.local_stream_opened(id)) {
-      return transport_error(TransportErrorCode::kStreamStateError,
-                             "frame for a stream we never opened");
-    }
-    return {};  // finished and freed: late frames are ignored
-  }
-  std::optional<uint64_t> first_new;
-  if (TransportError error = stream_limits_.on_peer_stream(id, first_new)) return error;
-  if (!first_new) return {};  // opened earlier and already freed
-  for (uint64_t opened = *first_new; opened <= id; opened += 4) {
-    Stream& created = create_stream(opened);
-    push_stream_event(created, ConnectionEventType::kStreamOpened);
-  }
-  stream = find_stream(id);
-  return {};
-}
-
-DPQUIC_HOT TransportError Connection::on_stream_frame(Instant, const wire::StreamFrame& frame) {
-  Stream* stream = nullptr;
-  if (TransportError error = stream_for_frame(frame.stream_id, false, true, stream)) {
-    error.frame_type = 0x08;
-    return error;
-  }
-  if (stream == nullptr) return {};
-  uint64_t newly = 0;
-  if (TransportError error =
-          stream->receive->on_stream_frame(frame.offset, frame.data, frame.fin, newly)) {
-    return error;
-  }
-  if (newly != 0) {
-    received_total_ += newly;
-    stats_.stream_bytes_received += newly;
-    if (!receive_window_.on_received(received_total_)) {
-      return transport_error(TransportErrorCode::kFlowControlError,
-                             "connection flow control limit exceeded", 0x08);
+    opened.payload = burst.ops[staged.op].out;
+    if (!accept_opened(now, EncryptionLevel::kApplication, crypto::KeyGeneration::kCurrent,
+                       staged.fields.packet_number, staged.pn_error)) {
+      return;
     }
   }
-  account_consumed(*stream);  // data discarded after STOP_SENDING
-  if (stream->receive->readable()) push_stream_event(*stream, ConnectionEventType::kStreamReadable);
-  // A stopped stream is never read: it ends here once the peer sent all.
-  if (stream->receive->finished()) free_stream_if_done(*stream);
-  return {};
-}
-
-TransportError Connection::on_reset_stream(const wire::ResetStreamFrame& frame) {
-  Stream* stream = nullptr;
-  if (TransportError error = stream_for_frame(frame.stream_id, false, true, stream)) return error;
-  if (stream == nullptr) return {};
-  uint64_t newly = 0;
-  if (TransportError error =
-          stream->receive->on_reset_stream(frame.application_error_code, frame.final_size, newly)) {
-    return error;
-  }
-  if (newly != 0) {
-    received_total_ += newly;
-    if (!receive_window_.on_received(received_total_)) {
-      return transport_error(TransportErrorCode::kFlowControlError,
-                             "connection flow control limit exceeded", 0x04);
-    }
-  }
-  account_consumed(*stream);
-  if (stream->receive->reset_received() && !stream->reset_reported) {
-    stream->reset_reported = true;
-    ConnectionEvent event;
-    event.type = ConnectionEventType::kStreamReset;
-    event.stream_id = stream->id;
-    event.error_code = frame.application_error_code;
-    push_event(event);
-  }
-  push_stream_event(*stream, ConnectionEventType::kStreamReadable);
-  // A stopped stream is never read: the reset ends it here.
-  if (stream->receive->finished()) free_stream_if_done(*stream);
-  return {};
-}
-
-TransportError Connection::on_stop_sending(const wire::StopSendingFrame& frame) {
-  Stream* stream = nullptr;
-  if (TransportError error = stream_for_frame(frame.stream_id, true, false, stream)) return error;
-  if (stream == nullptr) return {};
-  if (!stream->send->stop_sending_received()) {
-    stream->send->on_stop_sending(frame.application_error_code);
-    schedule_stream(*stream);
-    ConnectionEvent event;
-    event.type = ConnectionEventType::kStreamStopped;
-    event.stream_id = stream->id;
-    event.error_code = frame.application_error_code;
-    push_event(event);
-  }
-  return {};
-}
-
-TransportError Connection::on_max_stream_data(const wire::StreamDataLimitFrame& frame) {
-  Stream* stream = nullptr;
-  if (TransportError error = stream_for_frame(frame.stream_id, true, false, stream)) return error;
-  if (stream == nullptr) return {};
-  stream->send->on_max_stream_data(frame.maximum_stream_data);
-  if (stream->send->wants_to_send(send_credit_.available())) schedule_stream(*stream);
-  if (stream->write_blocked && stream->send->writable_bytes() != 0) {
-    stream->write_blocked = false;
-    push_stream_event(*stream, ConnectionEventType::kStreamWritable);
-  }
-  return {};
+  Arrival arrival{.now = now,
+                  .addresses = datagram.path,
+                  .datagram_size = bytes.size(),
+                  .ecn = datagram.ecn,
+                  .path_id = path_id,
+                  .dcid = header.dcid};
+  process_opened(arrival, bytes, header, false, opened);
 }
 
 }  // namespace dpquic::conn

@@ -59,6 +59,7 @@ Endpoint::Endpoint(const EndpointConfig& config, const crypto::MbManager& mb,
   core_.mb = &mb_;
   core_.sent_packet_pool = &sent_packet_pool_;
   core_.ack_buffer = &ack_buffer_;
+  core_.receive_burst = &receive_burst_;
   core_.blocks = &blocks_;
   core_.tls = &tls;
   core_.random = &random_;
@@ -159,6 +160,49 @@ DPQUIC_HOT void Endpoint::handle_datagram(Instant now, const conn::PathAddresses
     return;
   }
   ++stats_.datagrams_dropped;
+}
+
+DPQUIC_HOT void Endpoint::handle_datagrams(Instant now,
+                                           std::span<const conn::InboundDatagram> datagrams) {
+  size_t next = 0;
+  while (next < datagrams.size()) {
+    const conn::InboundDatagram& first = datagrams[next];
+    const auto owner = short_header_owner(first.bytes);
+    if (!owner) {
+      handle_datagram(now, first.path, first.ecn, first.bytes);
+      ++next;
+      continue;
+    }
+    const size_t length = run_length(datagrams, next);
+    stats_.datagrams_received += length;
+    slots_[*owner]->connection->handle_datagrams(now, datagrams.subspan(next, length));
+    after_call(*owner);
+    next += length;
+  }
+}
+
+std::optional<ConnectionHandle> Endpoint::short_header_owner(std::span<const uint8_t> bytes) const {
+  // What parse_packet_header accepts as a short header: the fixed bit set and
+  // room for our CID.
+  const size_t cid_length = cid_generator_.cid_length();
+  if (bytes.size() < 1 + cid_length || (bytes[0] & 0xc0) != 0x40) return std::nullopt;
+  const auto owner = cid_table_.find(bytes.subspan(1, cid_length));
+  if (!owner || !slots_[*owner]->connection) return std::nullopt;
+  return owner;
+}
+
+size_t Endpoint::run_length(std::span<const conn::InboundDatagram> datagrams, size_t first) const {
+  const size_t cid_length = cid_generator_.cid_length();
+  const std::span<const uint8_t> dcid = datagrams[first].bytes.subspan(1, cid_length);
+  size_t end = first + 1;
+  for (; end < datagrams.size(); ++end) {
+    const std::span<const uint8_t> bytes = datagrams[end].bytes;
+    if (bytes.size() < 1 + cid_length || (bytes[0] & 0xc0) != 0x40 ||
+        !std::equal(dcid.begin(), dcid.end(), bytes.begin() + 1)) {
+      break;
+    }
+  }
+  return end - first;
 }
 
 void Endpoint::handle_timeout(Instant now) {

@@ -135,6 +135,11 @@ class Endpoint {
   // --- Input ---------------------------------------------------------------------
   void handle_datagram(Instant now, const conn::PathAddresses& path, transmit::EcnCodepoint ecn,
                        std::span<uint8_t> bytes);
+  // The same as handle_datagram on each datagram in order (a GRO batch, an
+  // RX burst). Consecutive short-header datagrams with one DCID go to their
+  // connection as one run (Connection::handle_datagrams), opened in one AEAD
+  // burst, with the endpoint's bookkeeping once per run.
+  void handle_datagrams(Instant now, std::span<const conn::InboundDatagram> datagrams);
   void handle_timeout(Instant now);
 
   // --- Output --------------------------------------------------------------------
@@ -282,6 +287,10 @@ class Endpoint {
   void push_timer(ConnectionHandle handle, Instant deadline);
   void index_address(Slot& slot);
   void unindex_address(Slot& slot);
+  // The connection a short-header datagram's DCID names, if it has one.
+  std::optional<ConnectionHandle> short_header_owner(std::span<const uint8_t> bytes) const;
+  // How many datagrams from `first` share its short header's DCID.
+  size_t run_length(std::span<const conn::InboundDatagram> datagrams, size_t first) const;
 
   EndpointConfig config_;
   const crypto::MbManager& mb_;
@@ -296,6 +305,7 @@ class Endpoint {
   crypto::RetryIntegrity retry_integrity_;
   conn::ClientTokenStore client_tokens_;
   conn::PendingPackets pending_packets_{};
+  conn::ReceiveBurst receive_burst_;
   conn::CoreContext core_;
   transmit::CryptoPacketSealer sealer_;
   std::unique_ptr<transmit::BurstBuilder> builder_;

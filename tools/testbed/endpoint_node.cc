@@ -16,7 +16,9 @@ EndpointNode::EndpointNode(endpoint::Endpoint& endpoint, size_t segment_size, si
 
 void EndpointNode::handle_datagram(Instant now, const PathAddresses& path,
                                    transmit::EcnCodepoint ecn, std::span<uint8_t> bytes) {
-  endpoint_.handle_datagram(now, path, ecn, bytes);
+  // Through the batch entry the backends use, as a batch of one.
+  const conn::InboundDatagram datagram{path, ecn, bytes};
+  endpoint_.handle_datagrams(now, {&datagram, 1});
   if (application_) application_(now);
 }
 
