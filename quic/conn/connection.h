@@ -395,7 +395,9 @@ class Connection final : private recovery::LossEvents, private crypto::ClientHel
   // order (receive_burst.h).
   size_t stage_run(Instant now, std::span<const InboundDatagram> datagrams, size_t next,
                    ReceiveBurst& burst);
-  bool stage_packet(Instant now, const InboundDatagram& datagram, ReceiveBurst& burst);
+  bool classify_packet(const InboundDatagram& datagram, ReceiveBurst& burst);
+  void choose_read_key(Instant now, std::optional<uint64_t> largest, ReceiveBurst& burst,
+                       ReceiveBurst::Packet& staged, bool& other_phase);
   void process_run(Instant now, std::span<const InboundDatagram> datagrams,
                    const ReceiveBurst& burst);
   void process_staged(Instant now, const InboundDatagram& datagram, uint32_t path_id,

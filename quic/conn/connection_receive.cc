@@ -447,25 +447,36 @@ DPQUIC_HOT void Connection::handle_datagrams(Instant now,
   }
 }
 
-// Stages datagrams from `next` until one is not for a run, the run is full,
-// or a packet in another key phase ends it. Returns the next datagram.
+// Stages datagrams from `next` until one is not for a run or the run is
+// full; returns the next datagram. Header protection comes off the whole run
+// at once, then packet numbers and read keys are decided in order.
 size_t Connection::stage_run(Instant now, std::span<const InboundDatagram> datagrams, size_t next,
                              ReceiveBurst& burst) {
   burst.count = 0;
   burst.op_count = 0;
-  while (next < datagrams.size() && burst.count < ReceiveBurst::kCapacity) {
-    if (!stage_packet(now, datagrams[next], burst)) break;
-    ReceiveBurst::Packet& staged = burst.packets[burst.count++];
-    staged.datagram = static_cast<uint32_t>(next++);
-    if (staged.verdict == Verdict::kOther) break;
+  burst.unmask_count = 0;
+  while (next < datagrams.size() && burst.count < ReceiveBurst::kCapacity &&
+         classify_packet(datagrams[next], burst)) {
+    burst.packets[burst.count++].datagram = static_cast<uint32_t>(next++);
+  }
+  crypto::remove_header_protection_burst(*core_.mb, {burst.unmask.data(), burst.unmask_count},
+                                         {burst.pn_lengths.data(), burst.unmask_count});
+  const Space& sp = space(PacketNumberSpace::kApplication);
+  // Decoding against the largest packet number before the run is enough: the
+  // peer sized each packet number for the largest we had acknowledged.
+  const std::optional<uint64_t> largest =
+      sp.acks.has_received() ? std::optional<uint64_t>(sp.acks.largest_received()) : std::nullopt;
+  bool other_phase = false;
+  for (size_t i = 0; i < burst.count; ++i) {
+    choose_read_key(now, largest, burst, burst.packets[i], other_phase);
   }
   return next;
 }
 
 // False, with nothing changed, for a datagram the one-at-a-time path takes.
-// Otherwise fills the next packet of the run (and its OpenOp for kOpen).
-DPQUIC_INLINE_STEP bool Connection::stage_packet(Instant now, const InboundDatagram& datagram,
-                                                 ReceiveBurst& burst) {
+// Otherwise the run's next packet: kDrop with its reason, or kUnmask.
+DPQUIC_INLINE_STEP bool Connection::classify_packet(const InboundDatagram& datagram,
+                                                    ReceiveBurst& burst) {
   if (state_ != ConnectionState::kHandshake && state_ != ConnectionState::kEstablished) {
     return false;
   }
@@ -484,19 +495,43 @@ DPQUIC_INLINE_STEP bool Connection::stage_packet(Instant now, const InboundDatag
     staged.drop_reason = *reason;
     return true;
   }
-  if (const auto reason = unmask_packet(bytes, header, false, staged.fields, staged.pn_error)) {
-    staged.drop_reason = *reason;
+  const crypto::HeaderProtectionKey* hp =
+      keys_.read_header_protection(EncryptionLevel::kApplication);
+  if (hp == nullptr) {
+    staged.drop_reason = PacketDropReason::kKeyUnavailable;
     return true;
   }
-  const crypto::ReadKeySelection selection = keys_.select_read_key(
-      EncryptionLevel::kApplication, staged.fields.key_phase, staged.fields.packet_number, now);
-  if (selection.generation != crypto::KeyGeneration::kCurrent) {
-    staged.verdict = Verdict::kOther;  // opened on its turn, when earlier packets are done
-    return true;
+  staged.verdict = Verdict::kUnmask;
+  staged.unmask = static_cast<uint8_t>(burst.unmask_count);
+  burst.unmask[burst.unmask_count++] = {hp, bytes, header.packet_number_offset};
+  return true;
+}
+
+// An unmasked packet's number, then its key: kOpen in the current phase
+// (its OpenOp added), kOther from the first packet in another phase on.
+DPQUIC_INLINE_STEP void Connection::choose_read_key(Instant now, std::optional<uint64_t> largest,
+                                                    ReceiveBurst& burst,
+                                                    ReceiveBurst::Packet& staged,
+                                                    bool& other_phase) {
+  if (staged.verdict != Verdict::kUnmask) return;
+  staged.verdict = Verdict::kDrop;
+  staged.drop_reason = PacketDropReason::kHeaderParseError;
+  const std::span<uint8_t> bytes = burst.unmask[staged.unmask].packet;
+  if (burst.pn_lengths[staged.unmask] == 0) return;
+  staged.pn_error = wire::decode_packet_number_fields(bytes, staged.header, largest, staged.fields);
+  if (staged.pn_error == wire::WireError::kDrop) return;
+  const crypto::ReadKeySelection selection =
+      other_phase ? crypto::ReadKeySelection{}
+                  : keys_.select_read_key(EncryptionLevel::kApplication, staged.fields.key_phase,
+                                          staged.fields.packet_number, now);
+  if (other_phase || selection.generation != crypto::KeyGeneration::kCurrent) {
+    // Opened on its turn, when the packets before it are done.
+    staged.verdict = Verdict::kOther;
+    other_phase = true;
+    return;
   }
-  staged.drop_reason = selection.key == nullptr ? PacketDropReason::kKeyUnavailable
-                                                : PacketDropReason::kHeaderParseError;
-  if (selection.key == nullptr || staged.fields.payload_size < crypto::kAeadTagLength) return true;
+  if (selection.key == nullptr) staged.drop_reason = PacketDropReason::kKeyUnavailable;
+  if (selection.key == nullptr || staged.fields.payload_size < crypto::kAeadTagLength) return;
   staged.verdict = Verdict::kOpen;
   staged.op = static_cast<uint8_t>(burst.op_count);
   crypto::OpenOp& op = burst.ops[burst.op_count++];
@@ -507,7 +542,6 @@ DPQUIC_INLINE_STEP bool Connection::stage_packet(Instant now, const InboundDatag
   op.header = bytes.first(staged.fields.payload_offset);
   op.ciphertext = body;
   op.out = body.first(body.size() - crypto::kAeadTagLength);
-  return true;
 }
 
 // Each staged packet as handle_datagram would take it, in order: counted on
