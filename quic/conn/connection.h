@@ -364,7 +364,9 @@ class Connection final : private recovery::LossEvents, private crypto::ClientHel
 
   // The path a datagram from `path` came on (kUnknownPath: a new peer
   // address), with its bytes counted for the anti-amplification limit.
-  uint32_t count_received_on_path(Instant now, const PathAddresses& path, size_t size);
+  // `hint`: the path it is likely on, checked first.
+  uint32_t count_received_on_path(Instant now, const PathAddresses& path, size_t size,
+                                  uint32_t hint = kUnknownPath);
   // One received packet as the receive chain sees it: handle_datagram
   // makes one per packet of a datagram on its stack and passes it down to
   // the packet's frames.

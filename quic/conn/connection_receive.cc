@@ -37,8 +37,10 @@ EncryptionLevel level_of_packet(PacketType type) {
 
 DPQUIC_INLINE_STEP uint32_t Connection::count_received_on_path(Instant now,
                                                                const PathAddresses& path,
-                                                               size_t size) {
-  const auto known = paths_.find(path);
+                                                               size_t size, uint32_t hint) {
+  const auto known = paths_.exists(hint) && paths_.path(hint).addresses == path
+                         ? std::optional<uint32_t>(hint)
+                         : paths_.find(path);
   if (!known) return kUnknownPath;
   PathState& state = paths_.path(*known);
   state.bytes_received += size;  // every byte counts (RFC 9000 §8.1)
@@ -488,8 +490,15 @@ DPQUIC_INLINE_STEP bool Connection::classify_packet(const InboundDatagram& datag
           wire::WireError::kOk) {
     return false;
   }
-  const auto path_id = paths_.find(datagram.path);
+  // Consecutive datagrams mostly share a path: one comparison, not a search.
+  const ReceiveBurst::Packet* previous =
+      burst.count == 0 ? nullptr : &burst.packets[burst.count - 1];
+  const auto path_id =
+      previous != nullptr && paths_.path(previous->path_id).addresses == datagram.path
+          ? std::optional<uint32_t>(previous->path_id)
+          : paths_.find(datagram.path);
   if (!path_id) return false;
+  staged.path_id = *path_id;
   staged.verdict = Verdict::kDrop;
   if (const auto reason = precheck_packet(*path_id, header, false)) {
     staged.drop_reason = *reason;
@@ -553,7 +562,8 @@ DPQUIC_HOT void Connection::process_run(Instant now, std::span<const InboundData
     const ReceiveBurst::Packet& staged = burst.packets[i];
     const InboundDatagram& datagram = datagrams[staged.datagram];
     stats_.bytes_received += datagram.bytes.size();
-    const uint32_t path_id = count_received_on_path(now, datagram.path, datagram.bytes.size());
+    const uint32_t path_id =
+        count_received_on_path(now, datagram.path, datagram.bytes.size(), staged.path_id);
     if (state_ == ConnectionState::kClosing) {
       on_datagram_while_closing();
       continue;

@@ -51,6 +51,7 @@ struct ReceiveBurst {
   };
   struct Packet {
     uint32_t datagram = 0;  // index into the datagrams handed to handle_datagrams
+    uint32_t path_id = 0;   // the path it came on, when staged
     uint8_t op = 0;         // kOpen: its entry in ops and status
     uint8_t unmask = 0;     // kUnmask: its entry in unmask and pn_lengths
     Verdict verdict = Verdict::kOpen;
