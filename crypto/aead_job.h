@@ -151,8 +151,7 @@ void run_overridden(const PacketProtectionOverride& replacement, std::span<const
                                              message.sgl_count)
             : std::span<const GatherSegment>(&whole, 1);
     done(i, replacement.aead(direction == IMB_DIR_ENCRYPT, *message.key, nonce,
-                             {message.aad, message.aad_length},
-                             segments, message.tag_out));
+                             {message.aad, message.aad_length}, segments, message.tag_out));
   }
 }
 

@@ -220,7 +220,8 @@ DPQUIC_INLINE_STEP bool Connection::open_packet(Instant now, std::span<uint8_t> 
                                                 bool original_version, std::span<uint8_t> datagram,
                                                 OpenedPacket& opened) {
   wire::WireError pn_error = wire::WireError::kOk;
-  if (const auto reason = unmask_packet(packet, header, original_version, opened.fields, pn_error)) {
+  if (const auto reason =
+          unmask_packet(packet, header, original_version, opened.fields, pn_error)) {
     drop_packet(now, header, packet.size(), *reason);
     return false;
   }
@@ -271,7 +272,8 @@ DPQUIC_INLINE_STEP bool Connection::open_unmasked(Instant now, std::span<uint8_t
 
 DPQUIC_INLINE_STEP bool Connection::accept_opened(Instant now, EncryptionLevel level,
                                                   crypto::KeyGeneration generation,
-                                                  uint64_t packet_number, wire::WireError pn_error) {
+                                                  uint64_t packet_number,
+                                                  wire::WireError pn_error) {
   if (!after_packet_opened(now, level, generation, packet_number)) return false;
   if (pn_error == wire::WireError::kProtocolViolation) {
     enter_closing(now, transport_error(TransportErrorCode::kProtocolViolation, "reserved bits set"),

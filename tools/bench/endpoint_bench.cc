@@ -150,7 +150,8 @@ void BM_EndpointDownload(benchmark::State& state) {
 BENCHMARK(BM_EndpointDownload)
     ->Args({64, 0})
     ->Args({64, 1})
-    ->Iterations(4)->Unit(benchmark::kMillisecond);
+    ->Iterations(4)
+    ->Unit(benchmark::kMillisecond);
 
 // The crypto floor on the same core in the same run: ipsec-mb's direct
 // AES-128-GCM seal and open of one full 1-RTT packet (1472-byte datagram,

@@ -93,9 +93,7 @@ class BurstDownload {
   // The server CID the client's last packet was sent to.
   const wire::ConnectionId& server_cid() const { return server_cid_; }
   const conn::Connection& client() { return *pair_.client_connection(handle_); }
-  const conn::ConnectionStats& client_stats() {
-    return pair_.client_connection(handle_)->stats();
-  }
+  const conn::ConnectionStats& client_stats() { return pair_.client_connection(handle_)->stats(); }
   uint64_t datagrams_to_client() const { return datagrams_to_client_; }
   uint64_t mismatches() const { return client_app_->mismatches(); }
   QuicPair& pair() { return pair_; }
