@@ -453,6 +453,7 @@ class Connection final : private recovery::LossEvents, private crypto::ClientHel
   TransportError on_crypto_frame(Instant now, crypto::EncryptionLevel level,
                                  const wire::CryptoFrame& frame);
   TransportError on_stream_frame(Instant now, const wire::StreamFrame& frame);
+  TransportError count_connection_bytes(uint64_t newly, uint64_t frame_type);
   TransportError on_reset_stream(const wire::ResetStreamFrame& frame);
   TransportError on_stop_sending(const wire::StopSendingFrame& frame);
   TransportError on_max_stream_data(const wire::StreamDataLimitFrame& frame);

@@ -282,6 +282,19 @@ TransportError Connection::stream_for_frame(uint64_t id, bool needs_send, bool n
   return {};
 }
 
+// Bytes a STREAM frame (0x08) or RESET_STREAM (0x04) newly counted against
+// the connection's receive window (RFC 9000 §4.1).
+DPQUIC_INLINE_STEP TransportError Connection::count_connection_bytes(uint64_t newly,
+                                                                     uint64_t frame_type) {
+  if (newly == 0) return {};
+  received_total_ += newly;
+  if (!receive_window_.on_received(received_total_)) {
+    return transport_error(TransportErrorCode::kFlowControlError,
+                           "connection flow control limit exceeded", frame_type);
+  }
+  return {};
+}
+
 DPQUIC_HOT TransportError Connection::on_stream_frame(Instant, const wire::StreamFrame& frame) {
   Stream* stream = nullptr;
   if (TransportError error = stream_for_frame(frame.stream_id, false, true, stream)) {
@@ -294,14 +307,8 @@ DPQUIC_HOT TransportError Connection::on_stream_frame(Instant, const wire::Strea
           stream->receive->on_stream_frame(frame.offset, frame.data, frame.fin, newly)) {
     return error;
   }
-  if (newly != 0) {
-    received_total_ += newly;
-    stats_.stream_bytes_received += newly;
-    if (!receive_window_.on_received(received_total_)) {
-      return transport_error(TransportErrorCode::kFlowControlError,
-                             "connection flow control limit exceeded", 0x08);
-    }
-  }
+  stats_.stream_bytes_received += newly;
+  if (TransportError error = count_connection_bytes(newly, 0x08)) return error;
   account_consumed(*stream);  // data discarded after STOP_SENDING
   if (stream->receive->readable()) push_stream_event(*stream, ConnectionEventType::kStreamReadable);
   // A stopped stream is never read: it ends here once the peer sent all.
@@ -318,13 +325,7 @@ TransportError Connection::on_reset_stream(const wire::ResetStreamFrame& frame) 
           stream->receive->on_reset_stream(frame.application_error_code, frame.final_size, newly)) {
     return error;
   }
-  if (newly != 0) {
-    received_total_ += newly;
-    if (!receive_window_.on_received(received_total_)) {
-      return transport_error(TransportErrorCode::kFlowControlError,
-                             "connection flow control limit exceeded", 0x04);
-    }
-  }
+  if (TransportError error = count_connection_bytes(newly, 0x04)) return error;
   account_consumed(*stream);
   if (stream->receive->reset_received() && !stream->reset_reported) {
     stream->reset_reported = true;
