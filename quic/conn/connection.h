@@ -172,8 +172,7 @@ class Connection final : private recovery::LossEvents, private crypto::ClientHel
                        std::span<uint8_t> datagram);
   // The same as handle_datagram on each datagram in order, but consecutive
   // 1-RTT packets in the current key phase are opened in one AEAD burst
-  // (receive_burst.h), with the core's ReceiveBurst. Without one in the
-  // CoreContext, one datagram at a time.
+  // (receive_burst.h), with the core's ReceiveBurst.
   void handle_datagrams(Instant now, std::span<const InboundDatagram> datagrams);
   void handle_timeout(Instant now);
 

@@ -118,7 +118,7 @@ struct CoreContext {
   const crypto::RetryIntegrity* retry_integrity = nullptr;
   ClientTokenStore* client_tokens = nullptr;
   PendingPackets* pending_packets = nullptr;
-  // Scratch for Connection::handle_datagrams; null: one datagram at a time.
+  // Scratch for Connection::handle_datagrams (receive_burst.h).
   ReceiveBurst* receive_burst = nullptr;
 
   // The time address tokens are issued and validated at, in microseconds:

@@ -434,20 +434,20 @@ bool Connection::detect_stateless_reset(std::span<const uint8_t> datagram) {
 DPQUIC_HOT void Connection::handle_datagrams(Instant now,
                                              std::span<const InboundDatagram> datagrams) {
   now_ = now;
-  ReceiveBurst* burst = core_.receive_burst;
+  ReceiveBurst& burst = *core_.receive_burst;
   size_t next = 0;
   while (next < datagrams.size()) {
-    if (burst != nullptr) next = stage_run(now, datagrams, next, *burst);
-    if (burst == nullptr || burst->count == 0) {
+    next = stage_run(now, datagrams, next, burst);
+    if (burst.count == 0) {
       // Not a packet a run takes (a long header, a coalesced datagram, an
       // unknown path, a closing connection): the one-at-a-time path.
       const InboundDatagram& datagram = datagrams[next++];
       handle_datagram(now, datagram.path, datagram.ecn, datagram.bytes);
       continue;
     }
-    crypto::open_burst(*core_.mb, {burst->ops.data(), burst->op_count},
-                       {burst->status.data(), burst->op_count});
-    process_run(now, datagrams, *burst);
+    crypto::open_burst(*core_.mb, {burst.ops.data(), burst.op_count},
+                       {burst.status.data(), burst.op_count});
+    process_run(now, datagrams, burst);
   }
 }
 

@@ -181,26 +181,34 @@ DPQUIC_HOT void Endpoint::handle_datagrams(Instant now,
   }
 }
 
-std::optional<ConnectionHandle> Endpoint::short_header_owner(std::span<const uint8_t> bytes) const {
-  // What parse_packet_header accepts as a short header: the fixed bit set and
-  // room for our CID.
-  const size_t cid_length = cid_generator_.cid_length();
+namespace {
+
+// The DCID of a datagram parse_packet_header would take as a short header
+// (the fixed bit set, room for our CID); nullopt for any other datagram.
+std::optional<std::span<const uint8_t>> short_header_dcid(std::span<const uint8_t> bytes,
+                                                          size_t cid_length) {
   if (bytes.size() < 1 + cid_length || (bytes[0] & 0xc0) != 0x40) return std::nullopt;
-  const auto owner = cid_table_.find(bytes.subspan(1, cid_length));
+  return bytes.subspan(1, cid_length);
+}
+
+}  // namespace
+
+std::optional<ConnectionHandle> Endpoint::short_header_owner(std::span<const uint8_t> bytes) const {
+  const auto dcid = short_header_dcid(bytes, cid_generator_.cid_length());
+  if (!dcid) return std::nullopt;
+  const auto owner = cid_table_.find(*dcid);
   if (!owner || !slots_[*owner]->connection) return std::nullopt;
   return owner;
 }
 
 size_t Endpoint::run_length(std::span<const conn::InboundDatagram> datagrams, size_t first) const {
   const size_t cid_length = cid_generator_.cid_length();
-  const std::span<const uint8_t> dcid = datagrams[first].bytes.subspan(1, cid_length);
+  const std::span<const uint8_t> dcid = *short_header_dcid(datagrams[first].bytes, cid_length);
   size_t end = first + 1;
-  for (; end < datagrams.size(); ++end) {
-    const std::span<const uint8_t> bytes = datagrams[end].bytes;
-    if (bytes.size() < 1 + cid_length || (bytes[0] & 0xc0) != 0x40 ||
-        !std::equal(dcid.begin(), dcid.end(), bytes.begin() + 1)) {
-      break;
-    }
+  while (end < datagrams.size()) {
+    const auto next = short_header_dcid(datagrams[end].bytes, cid_length);
+    if (!next || !std::equal(dcid.begin(), dcid.end(), next->begin())) break;
+    ++end;
   }
   return end - first;
 }
