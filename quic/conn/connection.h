@@ -322,6 +322,12 @@ class Connection final : private recovery::LossEvents, private crypto::ClientHel
     // Packets written (core's pending_ array) and handed back as sent.
     size_t pending_count = 0;
     size_t pending_sent = 0;
+    static constexpr uint32_t kNoSlot = UINT32_MAX;
+    // The stream whose data came last in the packet just written, if any.
+    uint32_t data_slot = kNoSlot;
+    // The stream whose data fills the 1-RTT packets of a bulk run
+    // (connection_transmit.cc), kNoSlot outside one.
+    uint32_t bulk_slot = kNoSlot;
   };
   // The TransmitSource a BurstBuilder fills one burst from: this connection
   // seen through that burst's Burst (connection_transmit.cc).
@@ -525,6 +531,8 @@ class Connection final : private recovery::LossEvents, private crypto::ClientHel
                                         transmit::PacketPayloadWriter& writer,
                                         const transmit::SendAllowance& allowance);
   bool write_ping(wire::ByteWriter& frames, transmit::PacketContents& contents);
+  // An ACK of the level's space is owed and not yet written in this burst.
+  bool ack_due(const Burst& burst, crypto::EncryptionLevel level, const Space& sp) const;
   void write_ack(Burst& burst, crypto::EncryptionLevel level, Space& sp, wire::ByteWriter& frames,
                  PendingPacket& pending);
   // What makes a packet ack-eliciting: path frames, CRYPTO, control and
@@ -543,6 +551,17 @@ class Connection final : private recovery::LossEvents, private crypto::ClientHel
   bool level_wants_to_send(const Burst& burst, crypto::EncryptionLevel level,
                            bool ack_eliciting_allowed) const;
   bool application_wants_to_send(const Burst& burst, bool ack_eliciting_allowed) const;
+  // A connection-level frame or a stream's control frame is owed: what the
+  // active path has to send besides stream data, ACKs and path frames.
+  bool connection_frames_due() const;
+  // Bulk runs (connection_transmit.cc): whether this packet is one, whether
+  // the packet just built starts one, a run's packet, and its end.
+  bool in_bulk_run(const Burst& burst, crypto::EncryptionLevel level,
+                   const transmit::SendAllowance& allowance) const;
+  void maybe_start_bulk_run(Burst& burst, const Space& sp);
+  transmit::PacketContents write_bulk_packet(Burst& burst, Space& sp,
+                                             transmit::PacketPayloadWriter& writer);
+  void end_bulk_run(Burst& burst, Stream& stream);
   void write_crypto_frames(crypto::EncryptionLevel level, transmit::PacketPayloadWriter& writer,
                            transmit::PacketContents& contents);
   void write_control_frames(transmit::PacketPayloadWriter& writer,
@@ -554,8 +573,11 @@ class Connection final : private recovery::LossEvents, private crypto::ClientHel
   void write_new_token(wire::ByteWriter& frames);
   // MAX_STREAMS and STREAMS_BLOCKED of one direction, when due.
   void write_stream_limit_frames(wire::ByteWriter& frames, StreamDirection direction);
-  void write_stream_frames(transmit::PacketPayloadWriter& writer,
-                           transmit::PacketContents& contents);
+  // Stream control frames, then data in the scheduler's order, while the
+  // packet has room. Returns the slot of the stream whose data came last
+  // (Burst::kNoSlot: no data).
+  uint32_t write_stream_frames(transmit::PacketPayloadWriter& writer,
+                               transmit::PacketContents& contents);
   bool write_close_frame(crypto::EncryptionLevel level, wire::ByteWriter& writer);
   // Queues the stream for what it owes: its data in the priority order
   // (send_queue_), its control frames ahead of all data (control_queue_).

@@ -245,8 +245,8 @@ bool Connection::stop_sending(uint64_t stream_id, uint64_t error_code) {
 
 // --- Stream frames in packets ------------------------------------------------------------
 
-void Connection::write_stream_frames(transmit::PacketPayloadWriter& writer,
-                                     transmit::PacketContents&) {
+uint32_t Connection::write_stream_frames(transmit::PacketPayloadWriter& writer,
+                                         transmit::PacketContents&) {
   wire::ByteWriter& frames = writer.frames();
   // Control frames first, whatever the stream's priority: flow-control
   // updates and resets must not wait behind another stream's data.
@@ -263,16 +263,20 @@ void Connection::write_stream_frames(transmit::PacketPayloadWriter& writer,
   }
   // Then data in the scheduler's order: the front stream gets the rest of
   // the packet; an incremental one then goes to the back of its level.
+  uint32_t last = Burst::kNoSlot;
   visits = send_queue_.size();
   while (visits-- != 0 && !send_queue_.empty() && writer.remaining() > 8) {
     const uint32_t slot = send_queue_.front();
     send_queue_.pop();
     Stream* stream = stream_slots_[slot].get();
     if (stream == nullptr || !stream->send) continue;
+    const size_t before = writer.written();
     write_stream_data(*stream, writer);
+    if (writer.written() != before) last = slot;
     schedule_stream(*stream);
     free_stream_if_done(*stream);
   }
+  return last;
 }
 
 void Connection::write_stream_control_frames(Stream& stream, wire::ByteWriter& frames) {

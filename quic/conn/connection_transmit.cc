@@ -6,6 +6,16 @@
 // ACK, path validation, CRYPTO (lost ranges first), connection-level control
 // frames, then streams round-robin (each stream's control frames before its
 // data), DATAGRAMs, and a PING when a probe carried nothing ack-eliciting.
+//
+// Bulk runs. Once a 1-RTT packet built the general way leaves nothing owed
+// on the active path but stream data, and the scheduler's front stream has
+// more, the rest of the burst is a run of that stream's data: each packet is
+// its STREAM frame(s) alone, and no other check runs until the run ends.
+// Within one burst nothing but the burst's own packets changes what is owed
+// (see transmit_source.h), so skipping the checks changes no packet's
+// contents: the run ends as soon as the stream's own sending makes something
+// else due (its data or credit runs out, a BLOCKED frame), and the general
+// path takes over from the next packet.
 
 #include <algorithm>
 #include <cstring>
@@ -246,6 +256,13 @@ DPQUIC_INLINE_STEP bool Connection::next_packet(const Burst& burst, EncryptionLe
   if (keys == nullptr) return false;
   const PacketNumberSpace space_id = space_of_level(level);
   Space& sp = space(space_id);
+  if (in_bulk_run(burst, level, allowance)) {
+    // The run's first packet set every other field, which the builder keeps.
+    header.keys = keys;
+    header.long_header = false;
+    header.short_fields.packet_number = sp.next_packet_number;
+    return true;
+  }
   if (sp.discarded) return false;
   if (level == EncryptionLevel::kEarlyData &&
       keys_.write_keys(EncryptionLevel::kApplication) != nullptr) {
@@ -316,11 +333,13 @@ bool Connection::application_wants_to_send(const Burst& burst, bool ack_elicitin
   if (!ack_eliciting_allowed) return false;
   if (paths_.response_due(burst.path) || paths_.challenge_due(burst.path)) return true;
   if (burst.path != active_path_) return false;
-  // Streams with data first: asked for every packet of a bulk transfer, and
-  // then the rest of the checks need not run.
-  return !send_queue_.empty() || !control_queue_.empty() || handshake_done_pending_ ||
-         new_token_pending_ || max_data_pending_ || keep_alive_pending_ ||
-         receive_window_.update_due() ||
+  // Streams with data first: then the rest of the checks need not run.
+  return !send_queue_.empty() || connection_frames_due();
+}
+
+bool Connection::connection_frames_due() const {
+  return !control_queue_.empty() || handshake_done_pending_ || new_token_pending_ ||
+         max_data_pending_ || keep_alive_pending_ || receive_window_.update_due() ||
          stream_limits_.max_streams_due(StreamDirection::kBidirectional) ||
          stream_limits_.max_streams_due(StreamDirection::kUnidirectional) ||
          stream_limits_.streams_blocked_due(StreamDirection::kBidirectional) ||
@@ -332,12 +351,14 @@ bool Connection::application_wants_to_send(const Burst& burst, bool ack_elicitin
 DPQUIC_INLINE_STEP transmit::PacketContents Connection::write_frames(
     Burst& burst, EncryptionLevel level, transmit::PacketPayloadWriter& writer,
     const transmit::SendAllowance& allowance) {
-  transmit::PacketContents contents;
   const PacketNumberSpace space_id = space_of_level(level);
   Space& sp = space(space_id);
+  if (in_bulk_run(burst, level, allowance)) return write_bulk_packet(burst, sp, writer);
+  transmit::PacketContents contents;
   wire::ByteWriter& frames = writer.frames();
   sent_frames_.begin_packet();
   PendingPacket pending;
+  burst.data_slot = Burst::kNoSlot;
 
   if (burst.mtu_probe_size != 0) {
     // A PMTU probe: PING, padded by the builder to exactly the probe size
@@ -374,7 +395,75 @@ DPQUIC_INLINE_STEP transmit::PacketContents Connection::write_frames(
     return contents;
   }
   finish_packet(burst, level, sp, frames, contents, pending);
+  if (level == EncryptionLevel::kApplication && contents.ack_eliciting && !pending.probe &&
+      !pending.path_challenge && burst.mtu_probe_size == 0 && state_ != ConnectionState::kClosing) {
+    maybe_start_bulk_run(burst, sp);
+  }
   return contents;
+}
+
+DPQUIC_INLINE_STEP bool Connection::in_bulk_run(const Burst& burst, EncryptionLevel level,
+                                                const transmit::SendAllowance& allowance) const {
+  return burst.bulk_slot != Burst::kNoSlot && level == EncryptionLevel::kApplication &&
+         allowance.ack_eliciting;
+}
+
+void Connection::maybe_start_bulk_run(Burst& burst, const Space& sp) {
+  const auto s = static_cast<size_t>(PacketNumberSpace::kApplication);
+  const bool only_stream_data =
+      !burst.path_frames_only && burst.path == active_path_ && !send_queue_.empty() &&
+      burst.probes_written[s] >= loss_.probes_pending(PacketNumberSpace::kApplication) &&
+      !ack_due(burst, EncryptionLevel::kApplication, sp) && !paths_.response_due(burst.path) &&
+      !paths_.challenge_due(burst.path) && sp.crypto_lost.empty() &&
+      (tls_ == nullptr || tls_->pending_handshake_data(EncryptionLevel::kApplication).empty()) &&
+      !connection_frames_due();
+  // The stream that just wrote is the front again: the general path would
+  // pick it for every following packet too (a non-incremental stream, or an
+  // incremental one alone at its level: stream_scheduler.h).
+  if (!only_stream_data || send_queue_.front() != burst.data_slot) return;
+  const Stream* stream = stream_slots_[burst.data_slot].get();
+  if (stream != nullptr && stream->send) burst.bulk_slot = burst.data_slot;
+}
+
+transmit::PacketContents Connection::write_bulk_packet(Burst& burst, Space& sp,
+                                                       transmit::PacketPayloadWriter& writer) {
+  transmit::PacketContents contents;
+  Stream& stream = *stream_slots_[burst.bulk_slot];
+  sent_frames_.begin_packet();
+  write_stream_data(stream, writer);
+  const bool more = writer.remaining() <= 8 && stream.send->data_due(send_credit_.available()) &&
+                    !stream_control_due(stream) && !send_credit_.blocked_frame_due();
+  if (!more) {
+    end_bulk_run(burst, stream);
+    // The stream's data ended mid-packet: the next streams fill the rest.
+    if (writer.remaining() > 8) (void)write_stream_frames(writer, contents);
+  }
+  if (writer.written() == 0) {
+    sent_frames_.abandon_packet();
+    return contents;
+  }
+  contents.ack_eliciting = true;
+  contents.in_flight = true;
+  PendingPacket pending;
+  finish_packet(burst, EncryptionLevel::kApplication, sp, writer.frames(), contents, pending);
+  return contents;
+}
+
+void Connection::end_bulk_run(Burst& burst, Stream& stream) {
+  burst.bulk_slot = Burst::kNoSlot;
+  // The run's stream stayed the scheduler's front throughout: take it off
+  // and queue it again for whatever it still owes, as the general path does
+  // after each packet.
+  send_queue_.pop();
+  schedule_stream(stream);
+  free_stream_if_done(stream);
+}
+
+DPQUIC_INLINE_STEP bool Connection::ack_due(const Burst& burst, EncryptionLevel level,
+                                            const Space& sp) const {
+  return level != EncryptionLevel::kEarlyData && sp.acks.has_received() &&
+         !burst.ack_written[static_cast<size_t>(space_of_level(level))] &&
+         (sp.acks.has_ack_to_send() || sp.acks.ack_required(burst.now));
 }
 
 bool Connection::write_ping(wire::ByteWriter& frames, transmit::PacketContents& contents) {
@@ -388,15 +477,11 @@ bool Connection::write_ping(wire::ByteWriter& frames, transmit::PacketContents& 
 
 DPQUIC_INLINE_STEP void Connection::write_ack(Burst& burst, EncryptionLevel level, Space& sp,
                                               wire::ByteWriter& frames, PendingPacket& pending) {
-  bool& ack_written = burst.ack_written[static_cast<size_t>(space_of_level(level))];
-  if (level == EncryptionLevel::kEarlyData || !sp.acks.has_received() || ack_written ||
-      !(sp.acks.has_ack_to_send() || sp.acks.ack_required(burst.now))) {
-    return;
-  }
+  if (!ack_due(burst, level, sp)) return;
   const uint64_t largest = sp.acks.largest_received();
   if (sp.acks.write_ack_frame(frames, burst.now) == 0) return;
   pending.ack_written = true;
-  ack_written = true;
+  burst.ack_written[static_cast<size_t>(space_of_level(level))] = true;
   sent_frames_.add(SentFrame{.offset = largest, .type = SentFrameType::kAck});
   if (level == EncryptionLevel::kApplication) keys_.on_ack_sent(largest);
 }
@@ -407,7 +492,7 @@ DPQUIC_INLINE_STEP void Connection::write_eliciting_frames(
   const size_t before = writer.written();
   size_t& probes_written = burst.probes_written[static_cast<size_t>(space_of_level(level))];
   if (level == EncryptionLevel::kEarlyData) {
-    write_stream_frames(writer, contents);
+    (void)write_stream_frames(writer, contents);
   } else {
     if (level == EncryptionLevel::kApplication)
       write_path_frames(burst, writer.frames(), contents, pending);
@@ -425,7 +510,7 @@ DPQUIC_INLINE_STEP void Connection::write_eliciting_frames(
     if (level == EncryptionLevel::kApplication && burst.path == active_path_ &&
         !burst.path_frames_only) {
       write_control_frames(writer, contents);
-      write_stream_frames(writer, contents);
+      burst.data_slot = write_stream_frames(writer, contents);
     }
   }
   if (probe && writer.written() == before) (void)write_ping(writer.frames(), contents);
@@ -478,175 +563,6 @@ DPQUIC_INLINE_STEP void Connection::finish_packet(Burst& burst, EncryptionLevel 
       ++sp.next_packet_number;
     }
   }
-}
-
-void Connection::write_crypto_frames(EncryptionLevel level, transmit::PacketPayloadWriter& writer,
-                                     transmit::PacketContents&) {
-  if (tls_ == nullptr || level == EncryptionLevel::kEarlyData) return;
-  Space& sp = space(space_of_level(level));
-  wire::ByteWriter& frames = writer.frames();
-  // Lost (or probed) ranges first.
-  while (!sp.crypto_lost.empty()) {
-    const RangeSet::Range range = sp.crypto_lost.front();
-    const uint64_t room = wire::max_crypto_data_length(frames.remaining(), range.begin);
-    if (room == 0) return;
-    const uint64_t length = std::min(room, range.end - range.begin);
-    const auto data = tls_->sent_handshake_data(level, range.begin, static_cast<size_t>(length));
-    if (data.empty()) {  // already acknowledged and released
-      sp.crypto_lost.remove(range.begin, range.begin + length);
-      continue;
-    }
-    if (!wire::encode_crypto_frame(frames, wire::CryptoFrame{range.begin, data})) return;
-    sp.crypto_lost.remove(range.begin, range.begin + length);
-    sp.crypto_in_flight.insert(range.begin, range.begin + length);
-    sent_frames_.add(SentFrame{.stream_id = static_cast<uint64_t>(level),
-                               .offset = range.begin,
-                               .length = static_cast<uint32_t>(length),
-                               .type = SentFrameType::kCrypto});
-  }
-  for (;;) {
-    const auto pending = tls_->pending_handshake_data(level);
-    if (pending.empty()) return;
-    const uint64_t offset = tls_->pending_offset(level);
-    const uint64_t room = wire::max_crypto_data_length(frames.remaining(), offset);
-    if (room == 0) return;
-    const size_t length = static_cast<size_t>(std::min<uint64_t>(room, pending.size()));
-    if (!wire::encode_crypto_frame(frames, wire::CryptoFrame{offset, pending.first(length)})) {
-      return;
-    }
-    tls_->consume(level, length);
-    sp.crypto_in_flight.insert(offset, offset + length);
-    sent_frames_.add(SentFrame{.stream_id = static_cast<uint64_t>(level),
-                               .offset = offset,
-                               .length = static_cast<uint32_t>(length),
-                               .type = SentFrameType::kCrypto});
-  }
-}
-
-void Connection::write_control_frames(transmit::PacketPayloadWriter& writer,
-                                      transmit::PacketContents&) {
-  wire::ByteWriter& frames = writer.frames();
-  wire::Frame frame;
-  if (keep_alive_pending_) {
-    frame.type = wire::FrameType::kPing;
-    if (encode(frames, frame)) keep_alive_pending_ = false;
-  }
-  if (handshake_done_pending_) {
-    frame.type = wire::FrameType::kHandshakeDone;
-    if (encode(frames, frame)) {
-      handshake_done_pending_ = false;
-      sent_frames_.add(SentFrame{.type = SentFrameType::kHandshakeDone});
-    }
-  }
-  if (new_token_pending_ && core_.address_tokens != nullptr) write_new_token(frames);
-  if (max_data_pending_ || receive_window_.update_due()) {
-    const uint64_t limit = receive_window_.next_limit();
-    frame.type = wire::FrameType::kMaxData;
-    frame.max_data.maximum_data = limit;
-    if (encode(frames, frame)) {
-      receive_window_.on_update_sent(limit);
-      max_data_pending_ = false;
-      sent_frames_.add(SentFrame{.offset = limit, .type = SentFrameType::kMaxData});
-    }
-  }
-  write_stream_limit_frames(frames, StreamDirection::kBidirectional);
-  write_stream_limit_frames(frames, StreamDirection::kUnidirectional);
-  uint64_t sequence = 0;
-  while (local_cids_.new_cid_frame_due() && local_cids_.write_new_cid_frame(frames, sequence)) {
-    sent_frames_.add(SentFrame{.offset = sequence, .type = SentFrameType::kNewConnectionId});
-  }
-  while (peer_cids_.retire_frame_due() && peer_cids_.write_retire_frame(frames, sequence)) {
-    sent_frames_.add(SentFrame{.offset = sequence, .type = SentFrameType::kRetireConnectionId});
-  }
-  if (send_credit_.blocked_frame_due()) {
-    frame.type = wire::FrameType::kDataBlocked;
-    frame.data_blocked.maximum_data = send_credit_.limit();
-    if (encode(frames, frame)) send_credit_.on_blocked_frame_sent();
-  }
-  while (!datagrams_out_.empty()) {
-    const QueuedDatagram& queued = datagrams_out_.front();
-    frame.type = wire::FrameType::kDatagram;
-    frame.datagram.data = {queued.bytes.data(), queued.length};
-    frame.datagram.has_length = true;
-    if (!encode(frames, frame)) break;  // next packet
-    datagrams_out_.pop();
-  }
-}
-
-void Connection::write_new_token(wire::ByteWriter& frames) {
-  std::array<uint8_t, crypto::kMaxAddressTokenLength> token;
-  std::array<uint8_t, SocketAddress::kEncodedIpMax> address;
-  // Bound to the client's IP only: the connection that presents it comes
-  // from another socket (RFC 9000 §8.1.3).
-  const size_t address_length = paths_.path(active_path_).addresses.remote.encode_ip(address);
-  const size_t length = core_.address_tokens->issue(
-      crypto::AddressTokenType::kNewToken, {address.data(), address_length}, original_dcid_,
-      core_.token_time_us(now_), token);
-  if (length == 0) {
-    new_token_pending_ = false;
-    return;
-  }
-  wire::Frame frame;
-  frame.type = wire::FrameType::kNewToken;
-  frame.new_token.token = {token.data(), length};
-  if (encode(frames, frame)) {
-    new_token_pending_ = false;
-    sent_frames_.add(SentFrame{.type = SentFrameType::kNewToken});
-  }
-}
-
-DPQUIC_INLINE_STEP void Connection::write_stream_limit_frames(wire::ByteWriter& frames,
-                                                              StreamDirection direction) {
-  const bool bidi = direction == StreamDirection::kBidirectional;
-  wire::Frame frame;
-  if (stream_limits_.max_streams_due(direction)) {
-    const uint64_t value = stream_limits_.next_max_streams(direction);
-    frame.type = bidi ? wire::FrameType::kMaxStreamsBidi : wire::FrameType::kMaxStreamsUni;
-    frame.max_streams.maximum_streams = value;
-    if (encode(frames, frame)) {
-      const uint64_t before = stream_limits_.advertised_max_streams(direction);
-      stream_limits_.on_max_streams_sent(direction, value);
-      if (stream_limits_.advertised_max_streams(direction) > before) {
-        push_event({ConnectionEventType::kPeerStreamLimit});
-      }
-      sent_frames_.add(
-          SentFrame{.offset = value,
-                    .type = bidi ? SentFrameType::kMaxStreamsBidi : SentFrameType::kMaxStreamsUni});
-    }
-  }
-  if (stream_limits_.streams_blocked_due(direction)) {
-    frame.type = bidi ? wire::FrameType::kStreamsBlockedBidi : wire::FrameType::kStreamsBlockedUni;
-    frame.streams_blocked.maximum_streams = stream_limits_.streams_blocked_value(direction);
-    if (encode(frames, frame)) stream_limits_.on_streams_blocked_sent(direction);
-  }
-}
-
-bool Connection::write_close_frame(EncryptionLevel level, wire::ByteWriter& writer) {
-  wire::Frame frame;
-  // Frame's union starts as PADDING: make every close field defined (the
-  // encoder refuses an application close with a non-zero frame type).
-  frame.connection_close = wire::ConnectionCloseFrame{};
-  // RFC 9000 §10.2.3: an application close in Initial or Handshake packets
-  // becomes a transport close with APPLICATION_ERROR and no reason.
-  const bool application_visible = level == EncryptionLevel::kApplication;
-  if (close_application_ && application_visible) {
-    frame.type = wire::FrameType::kConnectionCloseApplication;
-    frame.connection_close.error_code = close_application_code_;
-  } else {
-    frame.type = wire::FrameType::kConnectionCloseTransport;
-    frame.connection_close.error_code =
-        close_application_ ? static_cast<uint64_t>(wire::TransportErrorCode::kApplicationError)
-                           : static_cast<uint64_t>(close_error_.code);
-    frame.connection_close.frame_type = close_application_ ? 0 : close_error_.frame_type;
-  }
-  const char* reason = close_error_.reason != nullptr ? close_error_.reason : "";
-  size_t reason_length = std::strlen(reason);
-  if (close_application_ && !application_visible) reason_length = 0;
-  reason_length = std::min<size_t>(reason_length, 64);
-  frame.connection_close.reason_phrase = {reinterpret_cast<const uint8_t*>(reason), reason_length};
-  if (encode(writer, frame)) return true;
-  frame.connection_close.reason_phrase = {};
-  return encode(writer, frame);
 }
 
 DPQUIC_INLINE_STEP void Connection::on_packet_sent(Burst& burst,

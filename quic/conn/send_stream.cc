@@ -55,8 +55,8 @@ void SendStream::reinitialize(uint64_t stream_id, uint64_t peer_max_stream_data,
 void SendStream::push_chunk(transmit::Chunk chunk) {
   if (chunk_count_ == ring_capacity_) {
     // Full: grow, moving the held chunks to the front of the new ring.
-    const size_t capacity = ring_capacity_ < kMaxRetainedChunkSlots ? kMaxRetainedChunkSlots
-                                                                    : ring_capacity_ * 2;
+    const size_t capacity =
+        ring_capacity_ < kMaxRetainedChunkSlots ? kMaxRetainedChunkSlots : ring_capacity_ * 2;
     auto bigger = std::make_unique<QueuedChunk[]>(capacity);
     for (size_t i = 0; i < chunk_count_; ++i) bigger[i] = std::move(chunk_at(i));
     ring_ = std::move(bigger);
@@ -209,18 +209,13 @@ bool SendStream::write_range(transmit::PacketPayloadWriter& writer, uint64_t beg
                              bool retransmission, StreamFrameRecord& record, uint64_t& new_bytes) {
   const QueuedChunk& held = chunk_at(find_chunk(begin));
   const uint64_t chunk_end = held.offset + held.chunk.size();
-  uint64_t length = std::min(end, chunk_end) - begin;
-  length = std::min(length, wire::max_stream_data_length(writer.remaining(), id_, begin,
-                                                         /*has_length=*/true));
   // A record holds 32 bits of length; packets are far smaller anyway.
-  length = std::min<uint64_t>(length, UINT32_MAX);
+  const uint64_t up_to = std::min<uint64_t>(std::min(end, chunk_end) - begin, UINT32_MAX);
+  const uint64_t length = writer.write_stream_frame_up_to(
+      id_, begin, held.chunk, static_cast<size_t>(begin - held.offset), static_cast<size_t>(up_to),
+      fin_queued_ && begin + up_to == queued_end_);
   if (length == 0) return false;
   const bool fin = fin_queued_ && begin + length == queued_end_;
-  if (!writer.write_stream_frame(id_, begin, fin, held.chunk,
-                                 static_cast<size_t>(begin - held.offset),
-                                 static_cast<size_t>(length))) {
-    return false;
-  }
   if (retransmission) {
     lost_.remove(begin, begin + length);
   } else {

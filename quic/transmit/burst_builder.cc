@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "quic/hot_path.h"
+#include "quic/wire/packet_number.h"
 
 namespace dpquic::transmit {
 namespace {
@@ -89,9 +90,49 @@ BurstBuilder::Attempt BurstBuilder::try_packet(TransmitSource& source, Encryptio
 
 bool BurstBuilder::encode_header(PacketHeader& header, wire::ByteWriter& writer,
                                  wire::EncodedHeader& encoded) {
-  if (!header.long_header) return wire::encode_short_header(writer, header.short_fields, encoded);
-  header.long_fields.length_field_width = 2;  // enough for any packet up to kMaxSegmentSize
-  return wire::encode_long_header(writer, header.long_fields, encoded);
+  if (header.long_header) {
+    header.long_fields.length_field_width = 2;  // enough for any packet up to kMaxSegmentSize
+    return wire::encode_long_header(writer, header.long_fields, encoded);
+  }
+  const wire::ShortHeaderFields& fields = header.short_fields;
+  if (copy_short_header(fields, writer, encoded)) return true;
+  const uint8_t* start = writer.tail().data();
+  if (!wire::encode_short_header(writer, fields, encoded)) return false;
+  ShortHeaderTemplate& t = short_template_;
+  t.dcid = fields.dcid.data();
+  t.dcid_length = fields.dcid.size();
+  t.key_phase = fields.key_phase;
+  t.spin_bit = fields.spin_bit;
+  t.encoded = encoded;
+  std::memcpy(t.bytes.data(), start, 1 + t.dcid_length);
+  t.valid = true;
+  return true;
+}
+
+bool BurstBuilder::copy_short_header(const wire::ShortHeaderFields& fields,
+                                     wire::ByteWriter& writer, wire::EncodedHeader& encoded) const {
+  const ShortHeaderTemplate& t = short_template_;
+  if (!t.valid || fields.dcid.data() != t.dcid || fields.dcid.size() != t.dcid_length ||
+      fields.key_phase != t.key_phase || fields.spin_bit != t.spin_bit ||
+      fields.packet_number_length != 0 || fields.packet_number > wire::kMaxPacketNumber) {
+    return false;
+  }
+  const size_t pn_length = wire::packet_number_length(fields.packet_number, fields.largest_acked);
+  // The whole template is copied, whatever its DCID's length: room for it.
+  if (pn_length != t.encoded.packet_number_length ||
+      writer.remaining() < std::max(t.encoded.header_size, t.bytes.size())) {
+    return false;
+  }
+  uint8_t* at = writer.tail().data();
+  std::memcpy(at, t.bytes.data(), t.bytes.size());
+  // The packet number's low pn_length bytes, big-endian, after the DCID.
+  uint64_t truncated = fields.packet_number;
+  for (size_t i = pn_length; i-- != 0; truncated >>= 8) {
+    at[t.encoded.packet_number_offset + i] = static_cast<uint8_t>(truncated);
+  }
+  (void)writer.advance(t.encoded.header_size);
+  encoded = t.encoded;
+  return true;
 }
 
 DPQUIC_INLINE_STEP void BurstBuilder::add_to_datagram(Datagram& datagram, const Packet& packet,
@@ -183,6 +224,7 @@ BurstStatus BurstBuilder::build(TransmitSource& source, const BurstBuffers& buff
   packet_count_ = 0;
   datagram_count_ = 0;
   closed_ = false;
+  short_template_.valid = false;
   gather_.clear();
   fill_datagrams(source, buffers, params);
   if (datagram_count_ == 0) return BurstStatus::kOk;

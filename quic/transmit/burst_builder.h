@@ -43,6 +43,7 @@
 #include "quic/transmit/packet_sealer.h"
 #include "quic/transmit/packet_writer.h"
 #include "quic/transmit/transmit_source.h"
+#include "quic/wire/connection_id.h"
 #include "quic/wire/header.h"
 
 namespace dpquic::transmit {
@@ -113,8 +114,12 @@ class BurstBuilder {
   };
   Attempt try_packet(TransmitSource& source, EncryptionLevel level, const SendAllowance& allowance,
                      size_t index);
-  static bool encode_header(PacketHeader& header, wire::ByteWriter& writer,
-                            wire::EncodedHeader& encoded);
+  bool encode_header(PacketHeader& header, wire::ByteWriter& writer, wire::EncodedHeader& encoded);
+  // A short header whose fields match the template's but for the packet
+  // number: copied from the template, its packet number patched in. False
+  // (nothing written) when the fields or the packet number length differ.
+  bool copy_short_header(const wire::ShortHeaderFields& fields, wire::ByteWriter& writer,
+                         wire::EncodedHeader& encoded) const;
   // The packet takes its place in the datagram, with what its contents ask
   // of the datagram's size and end.
   void add_to_datagram(Datagram& datagram, const Packet& packet, const PacketContents& contents);
@@ -137,9 +142,23 @@ class BurstBuilder {
   uint64_t in_flight_bytes(const Datagram& datagram, size_t final_length) const;
   bool datagram_in_flight(const Datagram& datagram) const;
 
+  // The last short header of the burst as written: every 1-RTT packet of a
+  // burst but the first has the same first byte and DCID, so it is copied
+  // and only its packet number written (a header template). Reset per build.
+  struct ShortHeaderTemplate {
+    bool valid = false;
+    const uint8_t* dcid = nullptr;  // the fields it was written from
+    size_t dcid_length = 0;
+    bool key_phase = false;
+    bool spin_bit = false;
+    wire::EncodedHeader encoded;  // its layout, packet number length included
+    std::array<uint8_t, 1 + wire::kMaxConnectionIdLength> bytes{};  // first byte, DCID
+  };
+
   PacketSealer& sealer_;
   // The header the source fills in, reused for every packet (see try_packet).
   PacketHeader header_;
+  ShortHeaderTemplate short_template_;
   GatherStorage gather_;
   std::array<Packet, kMaxPacketsPerBurst> packets_{};
   size_t packet_count_ = 0;

@@ -60,12 +60,41 @@ bool PacketPayloadWriter::write_stream_frame(uint64_t stream_id, uint64_t stream
   const bool has_length = room - bare != length;
   const size_t header = has_length ? bare + wire::varint_length(length) : bare;
   if (header > room || length > room - header) return false;
-  if (!wire::encode_stream_frame_header(writer_, stream_id, stream_offset, length, fin,
-                                        has_length)) {
-    return false;
-  }
-  if (length != 0) append_checked(chunk, chunk_offset, length);
+  write_sized_stream_frame(stream_id, stream_offset, fin, chunk, chunk_offset, length, has_length);
   return true;
+}
+
+size_t PacketPayloadWriter::write_stream_frame_up_to(uint64_t stream_id, uint64_t stream_offset,
+                                                     const Chunk& chunk, size_t chunk_offset,
+                                                     size_t up_to, bool fin_if_whole) {
+  if (up_to == 0 || !can_reference(chunk, chunk_offset, up_to)) return 0;
+  const size_t bare = wire::stream_frame_header_size(stream_id, stream_offset, up_to, false);
+  const size_t room = writer_.remaining();
+  if (bare == 0 || bare >= room) return 0;
+  size_t length = room - bare;  // the rest of the packet, without a Length field
+  bool has_length = false;
+  if (up_to < length) {
+    // Shorter than the rest: with a Length field, as much as fits with one.
+    has_length = true;
+    length = up_to;
+    if (bare + wire::varint_length(length) + length > room) {
+      length = static_cast<size_t>(
+          wire::max_stream_data_length(room, stream_id, stream_offset, /*has_length=*/true));
+      if (length == 0) return 0;
+    }
+  }
+  write_sized_stream_frame(stream_id, stream_offset, fin_if_whole && length == up_to, chunk,
+                           chunk_offset, length, has_length);
+  return length;
+}
+
+void PacketPayloadWriter::write_sized_stream_frame(uint64_t stream_id, uint64_t stream_offset,
+                                                   bool fin, const Chunk& chunk,
+                                                   size_t chunk_offset, size_t length,
+                                                   bool has_length) {
+  (void)wire::encode_stream_frame_header(writer_, stream_id, stream_offset, length, fin,
+                                         has_length);
+  if (length != 0) append_checked(chunk, chunk_offset, length);
 }
 
 bool PacketPayloadWriter::write_crypto_frame(uint64_t crypto_offset, const Chunk& chunk,

@@ -73,6 +73,12 @@ class PacketPayloadWriter {
   // without one). False, having written nothing, if it does not fit.
   bool write_stream_frame(uint64_t stream_id, uint64_t stream_offset, bool fin, const Chunk& chunk,
                           size_t chunk_offset, size_t length);
+  // The longest STREAM frame of chunk[chunk_offset, + up_to) that fits (the
+  // same Length rule), with FIN when it carries all `up_to` bytes and
+  // `fin_if_whole`. Returns the data bytes written, 0 when none fit (then
+  // nothing was written).
+  size_t write_stream_frame_up_to(uint64_t stream_id, uint64_t stream_offset, const Chunk& chunk,
+                                  size_t chunk_offset, size_t up_to, bool fin_if_whole);
   // A whole CRYPTO frame whose data comes from a chunk.
   bool write_crypto_frame(uint64_t crypto_offset, const Chunk& chunk, size_t chunk_offset,
                           size_t length);
@@ -90,6 +96,10 @@ class PacketPayloadWriter {
   void abandon();
 
  private:
+  // A STREAM frame once its size is known to fit.
+  void write_sized_stream_frame(uint64_t stream_id, uint64_t stream_offset, bool fin,
+                                const Chunk& chunk, size_t chunk_offset, size_t length,
+                                bool has_length);
   // append_stream_data() once the range, room and slots are known good.
   void append_checked(const Chunk& chunk, size_t offset, size_t length);
   // chunk[offset, offset + length) exists, and the burst has the segments

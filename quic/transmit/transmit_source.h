@@ -7,9 +7,11 @@
 //   1. next_packet(level, allowance, header): does the level have keys and
 //      something to send under `allowance`? If so, fill in the header of its
 //      next packet (and its keys). The builder reuses one header object for
-//      every call and resets only keys (null) and long_header (true), so the
-//      source sets every field of the form it uses (assigning the whole
-//      long_fields or short_fields is simplest).
+//      every call of a build() and resets only keys (null) and long_header
+//      (true): the source sets every field of the form it uses, except that
+//      within one build() the fields it set before stay as it left them
+//      (so it may set only the packet number of a packet whose other fields
+//      match an earlier packet's in the same burst).
 //   2. write_frames(level, writer, allowance): write frames into the packet.
 //      Writing nothing abandons the packet (its number stays unused). Writing
 //      anything commits it: the packet will be sent, so the source hands out

@@ -79,7 +79,8 @@ bool ScriptedSource::next_packet(EncryptionLevel level, const SendAllowance& all
     header.short_fields =
         wire::ShortHeaderFields{.dcid = dcid_,
                                 .packet_number = script.next_packet_number,
-                                .packet_number_length = script.packet_number_length};
+                                .packet_number_length = script.packet_number_length,
+                                .largest_acked = script.largest_acked};
     return true;
   }
   header.long_header = true;

@@ -8,6 +8,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "crypto/packet_keys.h"
@@ -21,7 +22,9 @@ namespace dpquic::transmit::testing {
 struct LevelScript {
   const crypto::PacketKeys* keys = nullptr;  // null: no keys at this level
   uint64_t next_packet_number = 0;
+  // 1-RTT: 0 has the header encoder choose it from largest_acked.
   size_t packet_number_length = 2;
+  std::optional<uint64_t> largest_acked;
 
   bool ack = false;  // one ACK frame acknowledging [ack_smallest, ack_largest]
   uint64_t ack_smallest = 0;

@@ -274,6 +274,37 @@ TEST_F(BurstBuilderTest, GsoTrainOfFullSegmentsPlusOneShortFinal) {
   for (size_t i = 0; i < 5; ++i) EXPECT_EQ(source.sent()[i].size, out_.lengths[i]);
 }
 
+// Every 1-RTT header of a burst after the first is copied from the one
+// before with its packet number patched in (the header template), and
+// written afresh where the packet number needs another length.
+TEST_F(BurstBuilderTest, ShortHeadersAreCopiedUntilThePacketNumberLengthChanges) {
+  ScriptedSource source(wire::Role::kClient, kDcid, kScid);
+  const std::vector<uint8_t> data = pattern(9000, 5);
+  auto& app = source.level(EncryptionLevel::kApplication);
+  app.keys = &one_rtt_;
+  app.packet_number_length = 0;
+  app.largest_acked = 0;
+  app.next_packet_number = 124;  // 124..128 take one byte, 129 on two
+  app.stream_id = 4;
+  app.stream_fin = true;
+  app.stream_data = pool_.copy_from(data);
+
+  ASSERT_EQ(builder_->build(source, lend(8, BurstMode::kIndependent), {}, out_), BurstStatus::kOk);
+  ASSERT_EQ(out_.datagram_count, 8u);
+  for (size_t d = 0; d < out_.datagram_count; ++d) {
+    const auto packets = open(d);
+    ASSERT_EQ(packets.size(), 1u);
+    EXPECT_EQ(packets[0].packet_number, 124 + d);
+    // First byte, the 8-byte DCID and the packet number.
+    EXPECT_EQ(source.sent()[d].size - packets[0].payload.size() - crypto::kAeadTagLength,
+              1 + sizeof(kDcid) + (124 + d <= 128 ? 1 : 2))
+        << "datagram " << d;
+  }
+  bool fin = false;
+  EXPECT_EQ(stream_bytes(0, out_.datagram_count, &fin), data);
+  EXPECT_TRUE(fin);
+}
+
 TEST_F(BurstBuilderTest, ShortDatagramMidTrainIsPaddedToSegmentSizeButNotTheLast) {
   const std::vector<uint8_t> data = pattern(2100, 4);
   for (const BurstMode mode : {BurstMode::kGsoTrain, BurstMode::kIndependent}) {
