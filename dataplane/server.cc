@@ -330,6 +330,8 @@ std::string Server::metrics_text() const {
   for (size_t i = 0; i < counters_.size(); ++i) {
     shards[i].counters.add(*counters_[i]);
     shards[i].handshake_time.add(counters_[i]->handshake_time);
+    // Every shard is a DPDK one when dpdk_ is there, none otherwise.
+    if (dpdk_) shards[i].loop_time.emplace().add(*counters_[i]);
   }
   return format_prometheus_text(shards);
 }

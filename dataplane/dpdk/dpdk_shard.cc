@@ -18,6 +18,13 @@ namespace {
 constexpr uint16_t kTxBufferPackets = 64;
 constexpr int kMaxBurstsPerRound = 1024;  // each connection stops at its window or pacer
 
+// `cycles` of a TSC running at `hz` in nanoseconds, in integers: exact to
+// the nanosecond, and no overflow for TSC rates of 1 to 18 GHz.
+uint64_t cycles_to_nanoseconds(uint64_t cycles, uint64_t hz) {
+  if (hz == 0) return 0;
+  return cycles / hz * kSecond + cycles % hz * kSecond / hz;
+}
+
 uint64_t ipv4_tx_flags(bool ip_offload, bool udp_offload) {
   uint64_t flags = 0;
   if (ip_offload || udp_offload) flags |= RTE_MBUF_F_TX_IPV4;
@@ -33,9 +40,9 @@ TscClock::TscClock()
       time_origin_(monotonic_now()),
       nanoseconds_per_cycle_(1e9 / static_cast<double>(rte_get_tsc_hz())) {}
 
-Instant TscClock::now() const {
-  return time_origin_ + static_cast<Instant>(static_cast<double>(rte_rdtsc() - tsc_origin_) *
-                                             nanoseconds_per_cycle_);
+Instant TscClock::at(uint64_t tsc) const {
+  return time_origin_ +
+         static_cast<Instant>(static_cast<double>(tsc - tsc_origin_) * nanoseconds_per_cycle_);
 }
 
 uint64_t DpdkShardStats::total_frame_drops() const {
@@ -513,11 +520,30 @@ void DpdkShard::publish_counters() {
   counters_.half_open_dropped.store(
       endpoint_stats.half_open_evicted + endpoint_stats.half_open_expired, kRelaxed);
   counters_.stateless_resets.store(endpoint_stats.stateless_resets_sent, kRelaxed);
+  const uint64_t hz = rte_get_tsc_hz();
+  counters_.poll_ns.store(cycles_to_nanoseconds(stats_.poll_cycles, hz), kRelaxed);
+  counters_.busy_ns.store(cycles_to_nanoseconds(stats_.busy_cycles, hz), kRelaxed);
   stats_.tx_dropped = tx_refused_;
 }
 
-// A poll-mode core spins: the next packet may come any moment.
-void DpdkShard::idle(Instant) { rte_pause(); }
+Instant DpdkShard::now() {
+  const uint64_t tsc = rte_rdtsc();
+  if (iteration_tsc_ != 0) {
+    const uint64_t cycles = tsc - iteration_tsc_;
+    stats_.poll_cycles += cycles;
+    if (!iteration_idled_) stats_.busy_cycles += cycles;
+  }
+  iteration_tsc_ = tsc;
+  iteration_idled_ = false;
+  return clock_.at(tsc);
+}
+
+// A poll-mode core spins: the next packet may come any moment. The
+// iteration did no work (DpdkShardStats::busy_cycles leaves it out).
+void DpdkShard::idle(Instant) {
+  iteration_idled_ = true;
+  rte_pause();
+}
 
 void DpdkShard::run(const std::atomic<RunPhase>& phase) {
   core_.run(*this, phase, config_.drain_timeout);

@@ -28,6 +28,7 @@
 // Nothing allocates from the heap in the loop: mbufs come from the port's
 // pool (per-lcore cache), everything else is sized in the constructor.
 
+#include <rte_cycles.h>
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
 #include <rte_ring.h>
@@ -119,6 +120,15 @@ struct DpdkShardStats {
   uint64_t flush_cycles = 0;   // the TX burst at the end of the round
   uint64_t tx_cycle_datagrams = 0;
   uint64_t tx_bursts = 0;  // bursts poll_transmit built (datagrams per burst: tx_datagrams / this)
+  // TSC cycles of run()'s loop iterations (from one iteration's clock read
+  // to the next's), all of them and those that did work: ShardCore::poll_once
+  // returned true, so the loop went straight on instead of idling (a frame
+  // from the RX queue or a steering ring, due timers or connection events,
+  // a transmit round that built a burst). busy / poll is how loaded the
+  // lcore is, which its CPU time (it never sleeps) cannot say. Counted by
+  // run() only: a caller driving poll_once owns the loop.
+  uint64_t poll_cycles = 0;
+  uint64_t busy_cycles = 0;
 
   uint64_t total_frame_drops() const;
 };
@@ -128,7 +138,9 @@ struct DpdkShardStats {
 class TscClock {
  public:
   TscClock();
-  Instant now() const;
+  Instant now() const { return at(rte_rdtsc()); }
+  // The time of TSC reading `tsc`.
+  Instant at(uint64_t tsc) const;
 
  private:
   uint64_t tsc_origin_;
@@ -229,7 +241,9 @@ class DpdkShard final : private ShardIo {
   void flush_tx();
 
   // ShardIo: the port's RX and TX queues, the steering rings, ARP/ND.
-  Instant now() override { return clock_.now(); }
+  // now() is run()'s one TSC read per iteration: it also closes the
+  // previous iteration's poll_cycles and busy_cycles.
+  Instant now() override;
   bool receive(Instant now) override;
   bool transmit(Instant now) override;
   void end_transmit() override;
@@ -264,6 +278,10 @@ class DpdkShard final : private ShardIo {
   uint64_t datagrams_before_rounds_ = 0;
   bool rounds_started_ = false;
   TscClock clock_;
+  // run()'s loop: the TSC at this iteration's start (0: none yet), and
+  // whether it idled (did no work).
+  uint64_t iteration_tsc_ = 0;
+  bool iteration_idled_ = false;
   // Datagrams waiting for their next hop's MAC (a client's first flight, a
   // peer reached through a gateway not yet resolved), sent when ARP/ND
   // answers, dropped after NeighbourCache::kResolveTimeout.

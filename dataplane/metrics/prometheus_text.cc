@@ -63,6 +63,34 @@ void append_counters(std::string& out, std::span<const ShardMetrics> shards) {
   }
 }
 
+struct LoopTimeFamily {
+  const char* name;
+  uint64_t LoopTimeSnapshot::*value;
+  const char* help;
+};
+
+constexpr LoopTimeFamily kLoopTimeFamilies[] = {
+    {"dpquic_dpdk_poll_seconds_total", &LoopTimeSnapshot::poll_ns,
+     "Time the DPDK shard's worker lcore spent in its poll loop (TSC)."},
+    {"dpquic_dpdk_busy_seconds_total", &LoopTimeSnapshot::busy_ns,
+     "Time in poll loop iterations that did work: received or transmitted packets, took steered "
+     "ones, ran due timers or connection events (TSC)."},
+};
+
+void append_loop_time(std::string& out, std::span<const ShardMetrics> shards) {
+  bool any = false;
+  for (const ShardMetrics& shard : shards) any |= shard.loop_time.has_value();
+  if (!any) return;
+  for (const LoopTimeFamily& family : kLoopTimeFamilies) {
+    append_header(out, family.name, family.help, "counter");
+    for (size_t i = 0; i < shards.size(); ++i) {
+      if (!shards[i].loop_time) continue;
+      append_sample(out, family.name, i, nullptr,
+                    format_seconds((*shards[i].loop_time).*family.value));
+    }
+  }
+}
+
 void append_histograms(std::string& out, std::span<const ShardMetrics> shards) {
   const std::string name = kHandshakeFamily;
   append_header(out, name,
@@ -98,6 +126,7 @@ std::string format_seconds(uint64_t nanoseconds) {
 std::string format_prometheus_text(std::span<const ShardMetrics> shards) {
   std::string out;
   append_counters(out, shards);
+  append_loop_time(out, shards);
   append_histograms(out, shards);
   return out;
 }

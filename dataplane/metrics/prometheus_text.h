@@ -5,9 +5,14 @@
 // shard's index); there is no unlabelled total: sum() over the label gives
 // the server's. Counters are dpquic_<CounterSnapshot field>_total, the
 // live connection count is the gauge dpquic_connections, and handshake
-// durations are the histogram dpquic_handshake_duration_seconds.
+// durations are the histogram dpquic_handshake_duration_seconds. Poll-mode
+// (DPDK) shards add their loop time: the counters
+// dpquic_dpdk_poll_seconds_total and dpquic_dpdk_busy_seconds_total (only
+// for shards with ShardMetrics::loop_time; families without any shard that
+// has it are left out).
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 
@@ -20,6 +25,8 @@ namespace dpquic::dataplane {
 struct ShardMetrics {
   CounterSnapshot counters;
   HistogramSnapshot handshake_time;
+  // DPDK shards: their poll loop's time (kernel UDP shards: none).
+  std::optional<LoopTimeSnapshot> loop_time;
 };
 
 inline constexpr char kPrometheusContentType[] = "text/plain; version=0.0.4";

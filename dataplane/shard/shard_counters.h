@@ -31,6 +31,12 @@ struct alignas(64) ShardCounters {
   // Stateless resets sent: packets for connections this host does not hold
   // (after a restart, or routed here by mistake).
   std::atomic<uint64_t> stateless_resets{0};
+  // Poll-mode (DPDK) shards only, zero on kernel UDP: nanoseconds (TSC
+  // cycles at the TSC's rate) of the shard's loop, all of it and its
+  // iterations that did work (dataplane/dpdk/dpdk_shard.h, DpdkShardStats::
+  // poll_cycles and busy_cycles). Not in CounterSnapshot: LoopTimeSnapshot.
+  std::atomic<uint64_t> poll_ns{0};
+  std::atomic<uint64_t> busy_ns{0};
   // Handshake durations, added to by ShardCore as each handshake completes
   // (on its own cache lines).
   HandshakeHistogram handshake_time;
@@ -57,6 +63,16 @@ struct CounterSnapshot {
     version_negotiations += c.version_negotiations.load(std::memory_order_relaxed);
     half_open_dropped += c.half_open_dropped.load(std::memory_order_relaxed);
     stateless_resets += c.stateless_resets.load(std::memory_order_relaxed);
+  }
+};
+
+// A poll-mode shard's loop time, as a plain copy.
+struct LoopTimeSnapshot {
+  uint64_t poll_ns = 0, busy_ns = 0;
+
+  void add(const ShardCounters& c) {
+    poll_ns += c.poll_ns.load(std::memory_order_relaxed);
+    busy_ns += c.busy_ns.load(std::memory_order_relaxed);
   }
 };
 

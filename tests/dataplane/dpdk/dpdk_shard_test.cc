@@ -1,12 +1,17 @@
 // Our client shard and our server shards on two DPDK ring ports in one
 // process (EAL without hugepages, PCI or telemetry): the handshake including
 // ARP, a byte-exact 100 MB perf download, loss injected at the rings, and
-// CID steering when frames reach the wrong server queue.
+// CID steering when frames reach the wrong server queue; run()'s loop
+// counting its busy and total cycles.
 #include <gtest/gtest.h>
+#include <rte_cycles.h>
 #include <rte_eal.h>
 
 #include <array>
+#include <atomic>
+#include <chrono>
 #include <memory>
+#include <thread>
 
 #include "dataplane/dpdk/eal.h"
 #include "dataplane/shard/shard_core.h"
@@ -130,6 +135,60 @@ TEST(DpdkShardTest, FramesOnTheWrongQueueAreSteeredToTheOwningShard) {
   EXPECT_EQ(rig.server(1).stats().steering_drops, 0u);
   EXPECT_EQ(rig.server(1).stats().rx_datagrams, 0u);
   EXPECT_EQ(rig.server(1).endpoint().connection_count(), 0u);
+}
+
+// run() on a thread of its own (the direct wiring: the client's frames go
+// straight to the server's RX ring and back), while this thread drives the
+// client through a handshake and a download, then leaves the server idle.
+TEST(DpdkShardTest, RunCountsTheCyclesOfItsLoopAndOfItsBusyIterations) {
+  DpdkRigOptions options;
+  options.wiring = DpdkRigOptions::Wiring::kDirect;
+  DpdkRig rig(options);
+  DpdkShard& server = rig.server(0);
+  std::atomic<RunPhase> phase{RunPhase::kServe};
+  const Instant started = monotonic_now();
+  std::thread loop([&] { server.run(phase); });
+
+  const auto handle = rig.connect(monotonic_now());
+  ASSERT_TRUE(handle.has_value());
+  Outcomes outcomes;
+  constexpr uint64_t kBytes = 10'000'000;
+  rig.perf_client().request(*handle, kBytes, 0, &outcomes);
+  const Instant deadline = monotonic_now() + 60 * kSecond;
+  while (outcomes.completed == 0 && monotonic_now() < deadline) {
+    rig.client().poll_once(monotonic_now());
+  }
+  // Nothing arrives now: the loop spins through idle iterations.
+  constexpr Duration kIdle = 300 * kMillisecond;
+  std::this_thread::sleep_for(std::chrono::nanoseconds(kIdle));
+  phase.store(RunPhase::kStop, std::memory_order_release);
+  loop.join();
+  const double wall = static_cast<double>(monotonic_now() - started) / kSecond;
+
+  ASSERT_EQ(outcomes.completed, 1u);
+  EXPECT_EQ(outcomes.last.bytes_received, kBytes);
+  EXPECT_EQ(server.counters().handshakes.load(), 1u);
+  const DpdkShardStats& stats = server.stats();
+  const double hz = static_cast<double>(rte_get_tsc_hz());
+  const double poll = static_cast<double>(stats.poll_cycles) / hz;
+  const double busy = static_cast<double>(stats.busy_cycles) / hz;
+  // The loop ran from the thread's start to its last iteration: all the
+  // time the thread lived, less its start and its exit.
+  EXPECT_LE(poll, wall);
+  EXPECT_GE(poll, 0.9 * wall - 0.05) << "wall " << wall << " s";
+  // The download kept it busy; the idle spell did not count.
+  EXPECT_GT(stats.busy_cycles, 0u);
+  EXPECT_LE(busy, poll - 0.8 * static_cast<double>(kIdle) / kSecond)
+      << "busy " << busy << " s of " << poll << " s";
+  // What the metrics read: the same, in nanoseconds, published as the
+  // loop ended.
+  const double poll_published = static_cast<double>(server.counters().poll_ns.load()) / kSecond;
+  const double busy_published = static_cast<double>(server.counters().busy_ns.load()) / kSecond;
+  EXPECT_NEAR(poll_published, poll, 1e-6);
+  EXPECT_NEAR(busy_published, busy, 1e-6);
+  // A loop driven through poll_once (the other tests) is the caller's: it
+  // counts nothing.
+  EXPECT_EQ(rig.client().stats().poll_cycles, 0u);
 }
 
 }  // namespace

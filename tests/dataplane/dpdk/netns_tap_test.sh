@@ -85,6 +85,17 @@ print(urllib.request.urlopen("http://127.0.0.1:9100/metrics", timeout=5).read().
 grep -qx 'dpquic_handshakes_total{shard="0"} 2' <<<"$metrics" || fail "metrics: $metrics"
 grep -qx 'dpquic_handshake_duration_seconds_count{shard="0"} 2' <<<"$metrics" ||
   fail "metrics: $metrics"
+# The shard's loop time (DPDK only): the downloads kept it busy part of the
+# time, never more than all of it.
+python3 - "$metrics" <<'PY' || fail "loop time: $(grep dpquic_dpdk_ <<<"$metrics")"
+import re, sys
+def value(name):
+    match = re.search(r'^%s\{shard="0"\} (\S+)$' % name, sys.argv[1], re.MULTILINE)
+    return float(match.group(1)) if match else None
+busy = value("dpquic_dpdk_busy_seconds_total")
+poll = value("dpquic_dpdk_poll_seconds_total")
+assert busy is not None and poll is not None and 0 < busy < poll, (busy, poll)
+PY
 
 stop_by_signal INT "$SERVER_PID" dataplane
 grep -q "dataplane: stopped" "$WORK/server.log" || fail "no clean stop"

@@ -129,6 +129,44 @@ TEST(PrometheusText, KnownSnapshotByteExact) {
   EXPECT_EQ(format_prometheus_text(shards), kExpected);
 }
 
+TEST(PrometheusText, DpdkLoopTimeIsPerShardSecondsAfterTheCounters) {
+  std::vector<ShardMetrics> shards = known_shards();
+  shards[0].loop_time = LoopTimeSnapshot{.poll_ns = 12 * kSecond + 500 * kMillisecond,
+                                         .busy_ns = 7 * kSecond + 250 * kMicrosecond};
+  shards[1].loop_time = LoopTimeSnapshot{.poll_ns = 3 * kSecond, .busy_ns = 0};
+  const std::string text = format_prometheus_text(shards);
+  constexpr char kLoopTime[] =
+      R"(# HELP dpquic_dpdk_poll_seconds_total Time the DPDK shard's worker lcore spent in its poll loop (TSC).
+# TYPE dpquic_dpdk_poll_seconds_total counter
+dpquic_dpdk_poll_seconds_total{shard="0"} 12.5
+dpquic_dpdk_poll_seconds_total{shard="1"} 3
+# HELP dpquic_dpdk_busy_seconds_total Time in poll loop iterations that did work: received or transmitted packets, took steered ones, ran due timers or connection events (TSC).
+# TYPE dpquic_dpdk_busy_seconds_total counter
+dpquic_dpdk_busy_seconds_total{shard="0"} 7.00025
+dpquic_dpdk_busy_seconds_total{shard="1"} 0
+)";
+  // Between the counters and the histogram.
+  EXPECT_NE(text.find(std::string("dpquic_stateless_resets_total{shard=\"1\"} 0\n") + kLoopTime +
+                      "# HELP dpquic_handshake_duration_seconds "),
+            std::string::npos)
+      << text;
+  // Everything else is as without loop time.
+  std::string without = text;
+  without.erase(without.find(kLoopTime), sizeof(kLoopTime) - 1);
+  EXPECT_EQ(without, kExpected);
+}
+
+TEST(PrometheusText, KernelUdpShardsHaveNoLoopTimeFamilies) {
+  // known_shards() has no loop_time: the byte-exact text above has no
+  // dpquic_dpdk_ family. A shard without it among DPDK ones has no sample.
+  std::vector<ShardMetrics> shards = known_shards();
+  EXPECT_EQ(format_prometheus_text(shards).find("dpquic_dpdk_"), std::string::npos);
+  shards[1].loop_time = LoopTimeSnapshot{.poll_ns = kSecond, .busy_ns = kMillisecond};
+  const std::string text = format_prometheus_text(shards);
+  EXPECT_NE(text.find("dpquic_dpdk_busy_seconds_total{shard=\"1\"} 0.001\n"), std::string::npos);
+  EXPECT_EQ(text.find("dpquic_dpdk_busy_seconds_total{shard=\"0\"}"), std::string::npos);
+}
+
 TEST(PrometheusText, NoShardsLeavesOnlyHelpAndType) {
   const std::string text = format_prometheus_text({});
   EXPECT_EQ(text.find("{"), std::string::npos);
