@@ -5,6 +5,7 @@ checkout (`import bench_common` with tools/bench on sys.path) and from Bazel.
 
   machine_description()   CPU model, cores, kernel, memory, date (a dict)
   machine_line(desc)      the same as one Markdown-friendly line
+  stat_cpu_seconds(path)  CPU seconds of a process or thread (/proc stat file)
   summarize(values)       median/min/max/runs of a list of figures
   run_bounded(cmd, ...)   run a command under a timeout, killed by PID
   BackgroundProcess       a server started for a run, stopped by PID
@@ -98,6 +99,18 @@ def machine_line(desc):
         if desc.get(key):
             parts.append(desc[key])
     return ", ".join(parts)
+
+
+def stat_cpu_seconds(path):
+    """User + system CPU time in seconds from a /proc/PID/stat or
+    /proc/PID/task/TID/stat file (None if unreadable)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        # After the command: state is field 3, utime 14 and stime 15 (1-based).
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return None
 
 
 # --- Statistics --------------------------------------------------------------

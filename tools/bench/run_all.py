@@ -20,7 +20,9 @@ Sections (--only takes names or numbers, comma-separated):
                  ratios against the faster peer pairing
   2 handshakes   handshakes/s on one server core (quicload --handshake-only)
                  against the P-256 + X25519 crypto limit of that core; also
-                 gtlsserver
+                 gtlsserver, and our server on DPDK (two processes joined by
+                 net_memif, hugepages) per worker lcore CPU-second and per
+                 busy lcore-second (the one judged)
   3 allocations  server heap allocations during a 1 GiB download after the
                  handshake (LD_PRELOAD counter): ours and gtlsserver
   4 memory       server RSS per idle connection, 10k and 100k connections

@@ -14,7 +14,13 @@ serve them (the client verifies the CertificateVerify signature, which costs
 more than making it), so besides the rate the client achieved, each run
 reads the server's CPU time (/proc/PID/stat) and reports handshakes per
 server CPU-second: the rate one fully busy server core sustains. The target
-is judged on that figure."""
+is judged on that figure.
+
+With the DPDK backend available (the net_memif PMD and hugepages), two more
+rows run dataplane and quicload on DPDK, joined by net_memif: full and
+resumed handshakes per second of the server's worker lcore CPU time and per
+busy second of it, the figure their targets are judged on
+(suite_handshakes_dpdk)."""
 
 import json
 import os
@@ -22,6 +28,7 @@ import shutil
 import signal
 
 import bench_common
+import suite_handshakes_dpdk
 from bench_common import CLIENT_CPU, SERVER_CPU, start_server, taskset
 from suite_context import Missing
 
@@ -30,6 +37,9 @@ CONNECTIONS = 64
 OURS = "dpquic dataplane, 1 core"
 OURS_RESUMED = "dpquic dataplane, 1 core, resumed (PSK + X25519)"
 NGTCP2 = "ngtcp2 gtlsserver, 1 core"
+DPDK = suite_handshakes_dpdk.CONFIGS
+# Judged against the resumed crypto limit.
+RESUMED = (OURS_RESUMED, suite_handshakes_dpdk.OURS_DPDK_RESUMED)
 
 
 def durations(quick):
@@ -51,13 +61,7 @@ def crypto_limit(ctx, section, seconds):
 
 def cpu_seconds(pid):
     """User + system CPU time of process `pid` in seconds (None if unreadable)."""
-    try:
-        with open("/proc/%d/stat" % pid, encoding="utf-8") as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-        # After the command: state is field 3, utime 14 and stime 15 (1-based).
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    except (OSError, IndexError, ValueError):
-        return None
+    return bench_common.stat_cpu_seconds("/proc/%d/stat" % pid)
 
 
 def resumed_limit(report):
@@ -124,9 +128,21 @@ def run(ctx, section):
             configs.append(NGTCP2)
         except Missing as e:
             section.skip_part(NGTCP2, str(e))
+    dpdk_duration, dpdk_window = suite_handshakes_dpdk.durations(ctx.quick)
+    # A smoke run leaves the machine's hugepage reservation alone.
+    why = suite_handshakes_dpdk.unavailable(section, os.geteuid(), reserve=not ctx.quick)
+    if why:
+        for config in DPDK:
+            section.skip_part(config, why)
+    else:
+        configs += DPDK
+        suite_handshakes_dpdk.note(section, dpdk_duration, dpdk_window)
     limits, resumed_limits = [], []
     rates, failed = {c: [] for c in configs}, {c: [] for c in configs}
     capacities = {c: [] for c in configs}
+    # DPDK rows: per busy lcore-second, and the worker's busy fraction.
+    busy_capacities = {c: [] for c in configs if c in DPDK}
+    busy_fractions = {c: [] for c in configs if c in DPDK}
     try:
         for run_index in range(ctx.runs):
             limit = crypto_limit(ctx, section, crypto_seconds)
@@ -139,23 +155,39 @@ def run(ctx, section):
                     report = load(ctx, section, config, cmd, port, signal.SIGTERM,
                                   bench_common.DATAPLANE_READY, duration,
                                   ["--resume"] if config == OURS_RESUMED else [])
+                elif config in DPDK:
+                    report = suite_handshakes_dpdk.load(ctx, section, config, dpdk_duration,
+                                                        dpdk_window, run_index)
                 else:
                     cmd = taskset(SERVER_CPU, bench_common.ngtcp2_server_command(port, key, cert))
                     report = load(ctx, section, config, cmd, port, signal.SIGINT, None,
                                   duration)
                 rates[config].append(report["handshakes_per_sec"])
                 failed[config].append(report.get("handshakes_failed", 0))
-                capacity = per_cpu_second(report)
+                capacity = suite_handshakes_dpdk.per_lcore_second(report) if config in DPDK \
+                    else per_cpu_second(report)
                 if capacity is not None:
                     capacities[config].append(capacity)
+                busy = None
+                if config in DPDK:
+                    busy = suite_handshakes_dpdk.per_busy_second(report)
+                    fraction = suite_handshakes_dpdk.busy_fraction(report)
+                    if busy is not None:
+                        busy_capacities[config].append(busy)
+                    if fraction is not None:
+                        busy_fractions[config].append(fraction)
+                    ctx.log("handshakes: run %d %s: %s per busy lcore-second, worker %s busy" % (
+                        run_index + 1, config, "%.0f" % busy if busy else "?",
+                        "%.0f%%" % (100 * fraction) if fraction is not None else "?"))
                 ctx.log("handshakes: run %d %s: %.0f/s, %s per server CPU-second (limit %.0f/s)"
                         % (run_index + 1, config, report["handshakes_per_sec"],
                            "%.0f" % capacity if capacity else "?",
-                           (resumed_limits if config == OURS_RESUMED else limits)[-1]))
+                           (resumed_limits if config in RESUMED else limits)[-1]))
     except (RuntimeError, OSError, KeyError, ZeroDivisionError) as e:
         section.fail(str(e))
         return
-    fill(section, limits, rates, failed, duration, capacities, resumed_limits)
+    fill(section, limits, rates, failed, duration, capacities, resumed_limits, busy_capacities,
+         busy_fractions)
 
 
 def _limit_rows(limit, resumed):
@@ -176,22 +208,43 @@ def _capacity_table(section, capacities, limit_of):
                          bench_common.ratio(s["median"], limit_of(config))])
     section.table(["server", "median handshakes per server CPU-second", "min", "max", "runs",
                    "ratio to limit"], rows,
-                  caption="Per server core: handshakes / the server's CPU seconds",
+                  caption="Per server core: handshakes / the server's CPU seconds (DPDK: its "
+                  "worker lcore's, in a steady window)",
                   align="lrrrrr")
     return rows
 
 
-def _target(section, name, fraction):
-    section.target(name, fraction, ">= %.2f" % TARGET_FRACTION,
-                   fraction is not None and fraction >= TARGET_FRACTION)
+def _busy_table(section, busy_capacities, busy_fractions, limit_of):
+    rows = []
+    for config, values in busy_capacities.items():
+        if values:
+            s = bench_common.summarize(values)
+            fractions = busy_fractions.get(config)
+            rows.append([config, s["median"], s["min"], s["max"], s["runs"],
+                         bench_common.ratio(s["median"], limit_of(config)),
+                         bench_common.summarize(fractions)["median"] if fractions else None])
+    section.table(["server", "median handshakes per busy lcore-second", "min", "max", "runs",
+                   "ratio to limit", "worker busy fraction"], rows,
+                  caption="DPDK worker lcore: handshakes / its busy seconds (loop iterations "
+                  "that did work, dpquic_dpdk_busy_seconds_total), in the same window",
+                  align="lrrrrrr")
+    return rows
 
 
-def fill(section, limits, rates, failed, duration, capacities=None, resumed_limits=None):
-    """The tables and targets. Resumed handshakes (OURS_RESUMED) are compared
-    with `resumed_limits`, everything else with `limits`."""
+def _target(section, name, fraction, threshold=TARGET_FRACTION):
+    section.target(name, fraction, ">= %.2f" % threshold,
+                   fraction is not None and fraction >= threshold)
+
+
+def fill(section, limits, rates, failed, duration, capacities=None, resumed_limits=None,
+         busy_capacities=None, busy_fractions=None):
+    """The tables and targets. Resumed handshakes (RESUMED) are compared with
+    `resumed_limits`, everything else with `limits`. The DPDK rows' targets
+    are judged on `busy_capacities` (per busy lcore-second); their
+    per-CPU-second figures in `capacities` are shown too."""
     limit = bench_common.summarize(limits)
     resumed = bench_common.summarize(resumed_limits) if resumed_limits else None
-    limit_of = lambda config: (resumed or limit)["median"] if config == OURS_RESUMED \
+    limit_of = lambda config: (resumed or limit)["median"] if config in RESUMED \
         else limit["median"]
     rows = _limit_rows(limit, resumed)
     chart_runs = []
@@ -199,7 +252,7 @@ def fill(section, limits, rates, failed, duration, capacities=None, resumed_limi
         s = bench_common.summarize(values)
         rows.append([config, s["median"], s["min"], s["max"], s["runs"],
                      bench_common.ratio(s["median"], limit_of(config)), sum(failed[config])])
-        if config != OURS_RESUMED:
+        if config not in RESUMED:
             chart_runs.append({"config": config, "median": s["median"], "min": s["min"],
                                "max": s["max"]})
     section.table(["server", "median handshakes/s", "min", "max", "runs", "ratio to limit",
@@ -211,7 +264,7 @@ def fill(section, limits, rates, failed, duration, capacities=None, resumed_limi
         figures = capacities
         chart_runs = [{"config": row[0] + " (per server CPU-second)", "median": row[1],
                        "min": row[2], "max": row[3]} for row in capacity_rows
-                      if row[0] != OURS_RESUMED]
+                      if row[0] not in RESUMED]
     per = "per server CPU-second" if figures is capacities else "per second"
     fraction = bench_common.ratio(bench_common.summarize(figures[OURS])["median"],
                                   limit["median"])
@@ -222,6 +275,23 @@ def fill(section, limits, rates, failed, duration, capacities=None, resumed_limi
             bench_common.summarize(figures[OURS_RESUMED])["median"], resumed["median"])
         _target(section, "resumed handshakes %s against their crypto limit" % per,
                 resumed_fraction)
+    busy_capacities = busy_capacities or {}
+    busy_fractions = busy_fractions or {}
+    if any(busy_capacities.values()):
+        _busy_table(section, busy_capacities, busy_fractions, limit_of)
+    dpdk_fractions, dpdk_cpu_fractions = {}, {}
+    for config in DPDK:
+        if capacities.get(config):
+            dpdk_cpu_fractions[config] = bench_common.ratio(
+                bench_common.summarize(capacities[config])["median"], limit_of(config))
+        if capacities.get(config) or busy_capacities.get(config):
+            # Judged per busy lcore-second: the rate of a loaded lcore.
+            dpdk_fractions[config] = bench_common.ratio(
+                bench_common.summarize(busy_capacities[config])["median"], limit_of(config)) \
+                if busy_capacities.get(config) else None
+            _target(section, "%s: handshakes per busy server lcore-second against %s" % (
+                config, "their crypto limit" if config in RESUMED else "the crypto limit"),
+                dpdk_fractions[config], suite_handshakes_dpdk.TARGETS[config])
     section.note("quicload --handshake-only, %d connections in flight, %d s per run, ECDSA "
                  "P-256 certificates (dataplane's self-signed default; openssl-made for "
                  "gtlsserver), server on CPU %d, client on CPU %d; the crypto limits are "
@@ -232,6 +302,10 @@ def fill(section, limits, rates, failed, duration, capacities=None, resumed_limi
                     resumed_limits or [], "handshakes_per_sec": rates,
                     "handshakes_per_server_cpu_second": capacities,
                     "handshakes_failed": failed, "ratio_to_limit": fraction,
-                    "resumed_ratio_to_limit": resumed_fraction}
+                    "resumed_ratio_to_limit": resumed_fraction,
+                    "dpdk_ratio_to_limit": dpdk_fractions,
+                    "dpdk_cpu_ratio_to_limit": dpdk_cpu_fractions,
+                    "handshakes_per_busy_lcore_second": busy_capacities,
+                    "dpdk_busy_fraction": busy_fractions}
     section.charts = {"handshakes": {"crypto_limit_per_sec": limit["median"],
                                      "target_fraction": TARGET_FRACTION, "runs": chart_runs}}
