@@ -43,7 +43,7 @@ struct SeenPacket {
 class BulkSender {
  public:
   explicit BulkSender(PairOptions options = PairOptions())
-      : pair_(short_links(options)), pool_(16 * 1024, 512) {
+      : pool_(16 * 1024, 512), pair_(short_links(options)) {
     for (size_t i = 0; i < kBurst; ++i) slices_[i] = storage_.data() + i * kSegment;
     handle_ = pair_.connect();
     // The handshake over the simulated network; from then on the test
@@ -165,8 +165,9 @@ class BulkSender {
     return b;
   }
 
-  QuicPair pair_;
+  // Before the pair: the connections' streams hold its chunks until they go.
   transmit::ChunkPool pool_;
+  QuicPair pair_;
   crypto::MbManager mb_;
   endpoint::ConnectionHandle handle_{};
   Instant now_ = 0;
