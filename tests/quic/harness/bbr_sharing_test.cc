@@ -95,9 +95,11 @@ TEST(BbrSharingTest, BbrAgainstCubic) {
       sharing.second_share(), mbps(sharing.total()));
   EXPECT_GE(sharing.total(), 0.9 * kGoodputPerLinkByte * kLinkBytesPerSecond);
   // Measured: BBR 0.59-0.67 at one BDP of queue, 0.28-0.40 at two to four
-  // (CUBIC fills a deep queue). Neither starves.
-  EXPECT_GE(sharing.first_share(), 0.2);
-  EXPECT_GE(sharing.second_share(), 0.2);
+  // (CUBIC fills a deep queue). Run to run (the handshake's random CIDs and
+  // keys change packet timings), CUBIC's share at one BDP spans 0.17-0.41
+  // (23 runs), with a median near 0.33. Neither starves.
+  EXPECT_GE(sharing.first_share(), 0.15);
+  EXPECT_GE(sharing.second_share(), 0.15);
 }
 
 }  // namespace
