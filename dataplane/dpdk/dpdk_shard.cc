@@ -385,8 +385,9 @@ size_t DpdkShard::hold(const transmit::BurstDescriptor& burst, const conn::PathA
   return used;
 }
 
-void DpdkShard::emit(rte_mbuf* mbuf, uint16_t length, const conn::PathAddresses& path,
-                     transmit::EcnCodepoint ecn, const MacAddress& destination) {
+void DpdkShard::write_frame_headers(rte_mbuf* mbuf, uint16_t length,
+                                    const conn::PathAddresses& path, transmit::EcnCodepoint ecn,
+                                    const MacAddress& destination) {
   UdpFrameSpec spec;
   spec.source_mac = config_.interface.mac;
   spec.destination_mac = destination;
@@ -399,14 +400,47 @@ void DpdkShard::emit(rte_mbuf* mbuf, uint16_t length, const conn::PathAddresses&
   rte_pktmbuf_append(mbuf, length);
   auto* frame =
       reinterpret_cast<uint8_t*>(rte_pktmbuf_prepend(mbuf, udp_header_length(path.local.family)));
-  write_udp_headers(frame, length, spec);
+  write_udp_headers_for_offload(frame, length, spec);
   mbuf->l2_len = RTE_ETHER_HDR_LEN;
   mbuf->l3_len = ipv4 ? sizeof(rte_ipv4_hdr) : sizeof(rte_ipv6_hdr);
   mbuf->ol_flags =
       ipv4 ? ipv4_tx_flags(spec.offload_ip_checksum, spec.offload_udp_checksum)
            : (spec.offload_udp_checksum ? RTE_MBUF_F_TX_IPV6 | RTE_MBUF_F_TX_UDP_CKSUM : 0);
+}
+
+void DpdkShard::complete_checksum(rte_mbuf* mbuf, conn::AddressFamily family) {
+  if (!config_.tx_udp_checksum_offload) {
+    complete_udp_checksum(rte_pktmbuf_mtod(mbuf, uint8_t*), family);
+  }
+}
+
+void DpdkShard::stage(rte_mbuf* mbuf, uint16_t length) {
   stats_.tx_bytes += length;
   rte_eth_tx_buffer(config_.port_id, config_.queue_id, tx_buffer_, mbuf);
+}
+
+void DpdkShard::emit(rte_mbuf* mbuf, uint16_t length, const conn::PathAddresses& path,
+                     transmit::EcnCodepoint ecn, const MacAddress& destination) {
+  write_frame_headers(mbuf, length, path, ecn, destination);
+  complete_checksum(mbuf, path.local.family);
+  stage(mbuf, length);
+}
+
+void DpdkShard::emit_burst(const transmit::BurstDescriptor& burst, const conn::PathAddresses& path,
+                           const MacAddress& destination) {
+  const size_t count = burst.datagram_count;
+  const uint64_t start = rte_rdtsc();
+  for (size_t i = 0; i < count; ++i) {
+    write_frame_headers(lent_[i], burst.lengths[i], path, burst.ecn, destination);
+  }
+  const uint64_t checksum_start = rte_rdtsc();
+  for (size_t i = 0; i < count; ++i) complete_checksum(lent_[i], path.local.family);
+  const uint64_t stage_start = rte_rdtsc();
+  for (size_t i = 0; i < count; ++i) stage(lent_[i], burst.lengths[i]);
+  const uint64_t end = rte_rdtsc();
+  stats_.header_cycles += (checksum_start - start) + (end - stage_start);
+  stats_.checksum_cycles += stage_start - checksum_start;
+  stats_.tx_datagrams += count;
 }
 
 void DpdkShard::flush_pending(Instant now) {
@@ -451,10 +485,7 @@ bool DpdkShard::transmit_round(Instant now) {
     const auto mac = hop ? neighbours_.lookup(*hop, now) : std::nullopt;
     size_t used = count;
     if (mac) {
-      const uint64_t emit_start = rte_rdtsc();
-      for (size_t i = 0; i < count; ++i) emit(lent_[i], burst.lengths[i], path, burst.ecn, *mac);
-      stats_.header_cycles += rte_rdtsc() - emit_start;
-      stats_.tx_datagrams += count;
+      emit_burst(burst, path, *mac);
     } else if (!hop) {
       stats_.neighbour_misses += count;  // no route: the mbufs stay lent
       used = 0;

@@ -144,8 +144,22 @@ struct UdpFrameSpec {
 
 // Writes the headers into frame[0, udp_header_length) for a UDP payload of
 // `payload_length` bytes already at frame + udp_header_length. IPv4 has DF
-// set (QUIC's path MTU discovery needs unfragmented datagrams).
+// set (QUIC's path MTU discovery needs unfragmented datagrams). Without
+// offload_udp_checksum the UDP checksum is computed over the payload:
+// write_udp_headers_for_offload then complete_udp_checksum.
 void write_udp_headers(uint8_t* frame, size_t payload_length, const UdpFrameSpec& spec);
+
+// The headers as a port with UDP checksum offload gets them, whatever
+// spec.offload_udp_checksum says: the UDP checksum field holds the
+// pseudo-header sum the NIC completes. The two steps are separate so that
+// the shard can count the software checksum, one pass over every byte
+// sent, apart from what every port costs.
+void write_udp_headers_for_offload(uint8_t* frame, size_t payload_length, const UdpFrameSpec& spec);
+// Completes in software the UDP checksum of a frame written by
+// write_udp_headers_for_offload: the one's-complement sum of the UDP header
+// (its checksum field holding the pseudo-header sum) and payload, a
+// computed 0 sent as 0xffff (RFC 768).
+void complete_udp_checksum(uint8_t* frame, conn::AddressFamily family);
 
 // In-place answers: `frame` holds the request parse_frame classified (its
 // whole buffer, at least as long as the request); returns the reply's

@@ -55,28 +55,17 @@ size_t write_neighbour_discovery(uint8_t* frame, const rte_ipv6_hdr& ip, uint8_t
   return kNdFrameLength;
 }
 
-// DPDK's UDP checksums over the whole datagram, compiled twice: the
-// baseline build, and an AVX2 one for CPUs that have it (DPDK's 16-bit sum
-// loop vectorizes twice as wide), picked once at run time. On ports
-// without checksum offload this is the one pass over every sent byte
+// DPDK's 16-bit one's-complement sum over the UDP header and payload,
+// compiled twice: the baseline build, and an AVX2 one for CPUs that have it
+// (the sum loop vectorizes twice as wide), picked once at run time. On
+// ports without checksum offload this is the one pass over every sent byte
 // besides the AEAD.
-__attribute__((target("avx2"))) uint16_t udp_checksum_ipv4_avx2(const rte_ipv4_hdr& ip,
-                                                                const uint8_t* l4) {
-  return rte_ipv4_udptcp_cksum(&ip, l4);
+__attribute__((target("avx2"))) uint16_t raw_sum_avx2(const uint8_t* l4, size_t length) {
+  return rte_raw_cksum(l4, length);
 }
-__attribute__((target("avx2"))) uint16_t udp_checksum_ipv6_avx2(const rte_ipv6_hdr& ip,
-                                                                const uint8_t* l4) {
-  return rte_ipv6_udptcp_cksum(&ip, l4);
-}
-bool cpu_has_avx2() {
+uint16_t raw_sum(const uint8_t* l4, size_t length) {
   static const bool avx2 = __builtin_cpu_supports("avx2");
-  return avx2;
-}
-uint16_t udp_checksum_ipv4(const rte_ipv4_hdr& ip, const uint8_t* l4) {
-  return cpu_has_avx2() ? udp_checksum_ipv4_avx2(ip, l4) : rte_ipv4_udptcp_cksum(&ip, l4);
-}
-uint16_t udp_checksum_ipv6(const rte_ipv6_hdr& ip, const uint8_t* l4) {
-  return cpu_has_avx2() ? udp_checksum_ipv6_avx2(ip, l4) : rte_ipv6_udptcp_cksum(&ip, l4);
+  return avx2 ? raw_sum_avx2(l4, length) : rte_raw_cksum(l4, length);
 }
 
 }  // namespace
@@ -90,7 +79,8 @@ size_t udp_header_length(conn::AddressFamily family) {
   return 0;
 }
 
-void write_udp_headers(uint8_t* frame, size_t payload_length, const UdpFrameSpec& spec) {
+void write_udp_headers_for_offload(uint8_t* frame, size_t payload_length,
+                                   const UdpFrameSpec& spec) {
   const SocketAddress& local = spec.path.local;
   const SocketAddress& remote = spec.path.remote;
   const bool ipv6 = local.family == AddressFamily::kIpv6;
@@ -104,20 +94,13 @@ void write_udp_headers(uint8_t* frame, size_t payload_length, const UdpFrameSpec
   udp.src_port = rte_cpu_to_be_16(local.port);
   udp.dst_port = rte_cpu_to_be_16(remote.port);
   udp.dgram_len = rte_cpu_to_be_16(static_cast<uint16_t>(udp_length));
-  udp.dgram_cksum = 0;
-  store(frame + l4, udp);
-
   // Checksums are stored as computed: DPDK sums native 16-bit loads, so the
   // value is already in the byte order of the frame.
-  uint16_t udp_checksum;
   if (ipv6) {
     const rte_ipv6_hdr ip =
         ipv6_header(ecn, udp_length, IPPROTO_UDP, spec.hop_limit, local.ip, remote.ip);
     store(frame + kEthernetHeader, ip);
-    // With the offload the NIC completes the pseudo-header sum we leave.
-    udp_checksum = spec.offload_udp_checksum
-                       ? rte_ipv6_phdr_cksum(&ip, RTE_MBUF_F_TX_IPV6 | RTE_MBUF_F_TX_UDP_CKSUM)
-                       : udp_checksum_ipv6(ip, frame + l4);
+    udp.dgram_cksum = rte_ipv6_phdr_cksum(&ip, RTE_MBUF_F_TX_IPV6 | RTE_MBUF_F_TX_UDP_CKSUM);
   } else {
     rte_ipv4_hdr ip;
     ip.version_ihl = RTE_IPV4_VHL_DEF;
@@ -132,14 +115,24 @@ void write_udp_headers(uint8_t* frame, size_t payload_length, const UdpFrameSpec
     ip.dst_addr = ipv4_bytes(remote);
     if (!spec.offload_ip_checksum) ip.hdr_checksum = rte_ipv4_cksum(&ip);
     store(frame + kEthernetHeader, ip);
-    const uint64_t offload_flags =
-        RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_UDP_CKSUM |
-        (spec.offload_ip_checksum ? RTE_MBUF_F_TX_IP_CKSUM : uint64_t{0});
-    // rte_ipv4_udptcp_cksum sends a computed 0 as 0xffff (RFC 768).
-    udp_checksum = spec.offload_udp_checksum ? rte_ipv4_phdr_cksum(&ip, offload_flags)
-                                             : udp_checksum_ipv4(ip, frame + l4);
+    udp.dgram_cksum = rte_ipv4_phdr_cksum(&ip, RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_UDP_CKSUM);
   }
-  store(frame + l4 + offsetof(rte_udp_hdr, dgram_cksum), udp_checksum);
+  store(frame + l4, udp);
+}
+
+void complete_udp_checksum(uint8_t* frame, AddressFamily family) {
+  uint8_t* udp = frame + (family == AddressFamily::kIpv6 ? kIpv6L4Offset : kIpv4L4Offset);
+  const size_t udp_length = rte_be_to_cpu_16(load<rte_udp_hdr>(udp).dgram_len);
+  // The sum includes the field, which holds the pseudo-header sum: their
+  // one's-complement total is the checksum's.
+  uint16_t checksum = static_cast<uint16_t>(~raw_sum(udp, udp_length));
+  if (checksum == 0) checksum = 0xffff;
+  store(udp + offsetof(rte_udp_hdr, dgram_cksum), checksum);
+}
+
+void write_udp_headers(uint8_t* frame, size_t payload_length, const UdpFrameSpec& spec) {
+  write_udp_headers_for_offload(frame, payload_length, spec);
+  if (!spec.offload_udp_checksum) complete_udp_checksum(frame, spec.path.local.family);
 }
 
 size_t write_arp_reply(std::span<uint8_t> frame, const ParsedFrame& request,

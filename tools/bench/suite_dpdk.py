@@ -1,9 +1,10 @@
 """Section 8: the DPDK backend's send path (dpdk_send_bench): goodput of one
 server lcore over ring ports, send-path cycles per datagram and its parts
-(QUIC packets built and sealed, Ethernet/IP/UDP headers, TX burst, the rest)
-against ipsec-mb's raw AES-128-GCM seal of the same size on the same lcore,
-and heap allocations after the handshake. Targets: send path <= 2.5x raw
-AEAD, allocations < 200.
+(QUIC packets built and sealed, Ethernet/IP/UDP headers, the software UDP
+checksum, TX burst, the rest) against ipsec-mb's raw AES-128-GCM seal of the
+same size on the same lcore, and heap allocations after the handshake.
+Targets: the send path as a port with checksum offload costs it (all but the
+software checksum) <= 2.5x raw AEAD, allocations < 200.
 
 Hugepages: when none are reserved and we are root, 512 are reserved (the
 report says so); when hugepages are unusable the bench runs with
@@ -28,6 +29,7 @@ TIMEOUT = 600
 PARTS = (
     ("build_cycles_per_datagram", "QUIC packets built and sealed"),
     ("header_cycles_per_datagram", "Ethernet/IP/UDP headers"),
+    ("checksum_cycles_per_datagram", "software UDP checksum (ports without offload)"),
     ("tx_burst_cycles_per_datagram", "TX burst"),
     ("other_cycles_per_datagram", "mbufs and events (other)"),
 )
@@ -149,13 +151,17 @@ def config_rows(runs):
         rows += [["server lcore capacity at its busy cycles (Gbps)",
                   bench_common.summarize([capacity_gbps(r) for r in runs])]]
     rows += [["send path cycles per datagram", column("send_cycles_per_datagram")]]
-    rows += [["send path: " + label, column(key)] for key, label in PARTS]
+    rows += [["send path: " + label, column(key)] for key, label in PARTS
+             if all(key in r for r in runs)]
     rows += [["raw ipsec-mb AES-128-GCM seal, cycles", column("raw_gcm_cycles")]]
     if all("raw_gcm_recycled_mbuf_cycles" in r for r in runs):
         rows += [["raw seal into the transfer's recycled mbufs, cycles",
                   column("raw_gcm_recycled_mbuf_cycles")]]
-    rows += [["send path / raw AEAD", column("ratio")],
-             ["whole server loop cycles per datagram", column("loop_cycles_per_datagram")],
+    rows += [["send path / raw AEAD, as with checksum offload", column("ratio")]]
+    if all("ratio_software_checksum" in r for r in runs):
+        rows += [["send path / raw AEAD, with the software checksum",
+                  column("ratio_software_checksum")]]
+    rows += [["whole server loop cycles per datagram", column("loop_cycles_per_datagram")],
              ["heap allocations after the handshake", column("allocations")],
              ["average UDP payload (bytes)", column("payload")]]
     return rows, column
@@ -174,8 +180,8 @@ def fill(section, size, reports):
     ratio = standard("ratio")
     worst_allocations = int(max(c("allocations")["max"] for c in columns.values()))
     best_goodput = max(c("goodput_gbps")["median"] for c in columns.values())
-    section.target("send path cycles against raw AEAD, %d-byte datagrams (median)" %
-                   CONFIGS[0][1], ratio["median"], "<= %.1fx" % RATIO_TARGET,
+    section.target("send path cycles against raw AEAD, %d-byte datagrams, as a port with "
+                   "checksum offload costs it (median)" % CONFIGS[0][1], ratio["median"], "<= %.1fx" % RATIO_TARGET,
                    ratio["median"] <= RATIO_TARGET)
     section.target("goodput of one connection, 1 server lcore (best config, median Gbps)",
                    best_goodput, ">= %d" % GOODPUT_TARGET, best_goodput >= GOODPUT_TARGET)
@@ -189,11 +195,16 @@ def fill(section, size, reports):
                  "lcore right after each transfer, into one hot buffer and into the server's "
                  "mbufs as the transfer left them: the client core read them last, so the send "
                  "path's writes miss the cache in a way a NIC's TX completion on the sending "
-                 "core would not cause." % size)
+                 "core would not cause. Ring ports have no checksum offload, so the shard "
+                 "computes UDP checksums in software; those cycles are their own row, and the "
+                 "target ratio leaves them out (a port with offload gets the pseudo-header sum, "
+                 "which is in the header row)." % size)
     section.data = {"bytes": size, "runs": {str(p): r for p, r in reports.items()}}
     column = standard
+    standard_keys = set.intersection(*(set(r) for r in reports[CONFIGS[0][1]]))
     parts = [{"config": "DPDK send path", "part": label,
-              "cycles": max(0.0, column(key)["median"])} for key, label in PARTS]
+              "cycles": max(0.0, column(key)["median"])} for key, label in PARTS
+             if key in standard_keys]
     parts.append({"config": "raw AES-128-GCM", "part": "AEAD seal",
                   "cycles": column("raw_gcm_cycles")["median"]})
     section.charts = {"cycles": {"unit": "cycles per datagram", "parts": parts}}

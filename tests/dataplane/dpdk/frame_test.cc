@@ -612,6 +612,23 @@ TEST(WriteUdpHeadersTest, Ipv6Offload) {
   EXPECT_EQ(parse_frame(frame, peer_interface(), {}).drop, DropReason::kBadL4Checksum);
 }
 
+// The shard's two steps (headers as for offload, then the software sum)
+// give the bytes write_udp_headers gives, in both families.
+TEST(WriteUdpHeadersTest, OffloadHeadersCompletedInSoftwareMatch) {
+  for (const bool ipv6 : {false, true}) {
+    const UdpFrameSpec spec = ipv6 ? spec_for(v6(kOurIp6, 443), v6(kPeerIp6, 61000))
+                                   : spec_for(v4(kOurIp4, 443), v4(kPeerIp4, 50000));
+    const Bytes expected = written_frame(spec, kPayload);
+    Bytes frame(expected.size());
+    const size_t header = udp_header_length(spec.path.local.family);
+    std::copy(kPayload.begin(), kPayload.end(), frame.begin() + header);
+    write_udp_headers_for_offload(frame.data(), kPayload.size(), spec);
+    EXPECT_NE(frame, expected) << "ipv6=" << ipv6;  // only the pseudo-header sum so far
+    complete_udp_checksum(frame.data(), spec.path.local.family);
+    EXPECT_EQ(frame, expected) << "ipv6=" << ipv6;
+  }
+}
+
 TEST(WriteUdpHeadersTest, ComputedZeroChecksumIsSentAsAllOnes) {
   for (const bool ipv6 : {false, true}) {
     const UdpFrameSpec spec = ipv6 ? spec_for(v6(kOurIp6, 443), v6(kPeerIp6, 9))

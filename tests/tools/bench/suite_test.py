@@ -157,12 +157,13 @@ def fake_sections():
     memory.skip("quicload has no --idle")
     dpdk = suite_context.Section("dpdk", "8", "DPDK")
     report = {"goodput_gbps": 5.0, "send_cycles_per_datagram": 1000.0,
-              "build_cycles_per_datagram": 700.0, "header_cycles_per_datagram": 200.0,
-              "tx_burst_cycles_per_datagram": 10.0, "other_cycles_per_datagram": 90.0,
-              "raw_gcm_cycles": 400.0, "ratio": 2.5, "loop_cycles_per_datagram": 1500.0,
+              "build_cycles_per_datagram": 700.0, "header_cycles_per_datagram": 60.0,
+              "checksum_cycles_per_datagram": 140.0, "tx_burst_cycles_per_datagram": 10.0,
+              "other_cycles_per_datagram": 90.0, "raw_gcm_cycles": 400.0, "ratio": 2.15,
+              "ratio_software_checksum": 2.5, "loop_cycles_per_datagram": 1500.0,
               "allocations": 20, "payload": 1400, "tsc_hz": 2600000000}
     jumbo = dict(report, goodput_gbps=30.0, payload=8900, loop_cycles_per_datagram=6000.0)
-    suite_dpdk.fill(dpdk, 100, {1452: [report, dict(report, ratio=2.6, allocations=250)],
+    suite_dpdk.fill(dpdk, 100, {1452: [report, dict(report, ratio=2.95, allocations=250)],
                                 9000: [jumbo, jumbo]})
     failed = suite_context.Section("streams", "5", "Streams")
     failed.fail("quicload exited 1")
@@ -480,6 +481,12 @@ class ReportTest(unittest.TestCase):
         capacity = [row for row in tables[1]["rows"] if row[0].startswith("server lcore capacity")]
         # 8900 bytes * 8 * 2.6 GHz / 6000 cycles = 30.85 Gbps.
         self.assertAlmostEqual(capacity[0][1], 8900 * 8 * 2.6e9 / 6000 / 1e9)
+        # The software checksum has its own row, and the target ratio is the
+        # one a port with checksum offload would have.
+        rows = {row[0]: row[1] for row in tables[0]["rows"]}
+        self.assertEqual(rows["send path: software UDP checksum (ports without offload)"], 140)
+        self.assertEqual(rows["send path / raw AEAD, with the software checksum"], 2.5)
+        self.assertIn("checksum offload", sections["dpdk"]["targets"][0]["name"])
         self.assertAlmostEqual(sections["gso"]["data"]["ratio"], 9.0 / 6.5)
 
     def test_results_follow_the_charts_schema(self):
