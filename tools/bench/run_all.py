@@ -11,6 +11,9 @@ Writes, under --out (default: the workspace):
   BENCHMARKS.md             the block between <!-- suite:begin --> and
                             <!-- suite:end --> (created after the title
                             paragraph when absent); the rest is left alone
+A run of some sections (--only) keeps the other sections of the
+results.json it replaces, each with its own date, unless that file comes
+from a run with other --runs or --quick.
 
 Sections (--only takes names or numbers, comma-separated):
   1 goodput      one connection, kernel UDP, 1 GiB, every stack at MTU 1500
@@ -49,6 +52,7 @@ on 2 cores.
 """
 
 import argparse
+import json
 import os
 import shlex
 import shutil
@@ -171,6 +175,27 @@ def run_sections(ctx, keys):
     return [made[key].to_dict() for key, _, _ in SECTIONS if key in made]
 
 
+def keep_other_sections(results, results_path):
+    """A run of some sections (--only) keeps the others of the results.json
+    it replaces, when that one can be mixed with it (suite_report.merge_previous)."""
+    try:
+        with open(results_path, encoding="utf-8") as f:
+            previous = json.load(f)
+    except FileNotFoundError:
+        return results
+    except (OSError, ValueError) as e:
+        log("%s unreadable (%s): it is replaced by this run's sections only" % (results_path, e))
+        return results
+    merged = suite_report.merge_previous(results, previous)
+    if merged is None:
+        log("%s comes from a run with other --runs or --quick: it is replaced by this run's "
+            "sections only" % results_path)
+        return results
+    kept = [s["number"] for s in merged["sections"] if s not in results["sections"]]
+    log("kept sections %s from %s" % (", ".join(kept) or "none", results_path))
+    return merged
+
+
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     args = parse_args(argv)
@@ -209,11 +234,13 @@ def main(argv=None):
 
     results = suite_report.build_results(sections, machine, command, args.runs, args.quick)
     charts_dir = os.path.join(out, suite_report.CHARTS_SUBDIR)
+    results_path = os.path.join(charts_dir, suite_report.RESULTS_NAME)
+    if len(sections) < len(SECTIONS):
+        results = keep_other_sections(results, results_path)
     os.makedirs(charts_dir, exist_ok=True)
     written, problems = suite_report.write_charts(results, charts_dir)
     results["chart_files"] = written
     results["chart_problems"] = problems
-    results_path = os.path.join(charts_dir, suite_report.RESULTS_NAME)
     suite_report.write_json(results, results_path)
     log("wrote %s" % results_path)
     for name in written:

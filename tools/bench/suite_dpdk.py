@@ -125,8 +125,8 @@ def run(ctx, section):
                     eal = NO_HUGE_EAL
                     report = run_bench(ctx, section, eal, size, payload)
                 reports[payload].append(report)
-                ctx.log("dpdk: run %d, %d-byte datagrams: %.2f Gbps, %.0f cycles/datagram "
-                        "(%.2fx raw), %d allocations"
+                ctx.log("dpdk: run %d, %d-byte datagrams: %.2f Gbps, %.0f cycles/datagram, "
+                        "%.2fx raw AEAD as with checksum offload, %d allocations"
                         % (run_index + 1, payload, report["goodput_gbps"],
                            report["send_cycles_per_datagram"], report["ratio"],
                            report["allocations"]))
