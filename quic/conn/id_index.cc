@@ -13,10 +13,15 @@ IdIndex::IdIndex(size_t initial_capacity) {
 void IdIndex::rehash(size_t new_capacity) {
   std::vector<Bucket> old = std::exchange(buckets_, std::vector<Bucket>(new_capacity));
   shift_ = 64 - static_cast<unsigned>(std::countr_zero(new_capacity));
-  size_ = 0;
   for (const Bucket& bucket : old) {
-    if (bucket.id != kEmpty) insert(bucket.id, bucket.slot);
+    if (bucket.id != kEmpty) place(bucket);
   }
+}
+
+void IdIndex::place(const Bucket& entry) {
+  size_t i = home_of(entry.id);
+  while (buckets_[i].id != kEmpty) i = (i + 1) & mask();
+  buckets_[i] = entry;
 }
 
 void IdIndex::reserve(size_t count) {
@@ -28,31 +33,35 @@ void IdIndex::reserve(size_t count) {
 void IdIndex::clear() {
   for (Bucket& bucket : buckets_) bucket = Bucket{};
   size_ = 0;
+  last_id_ = kEmpty;
 }
 
 bool IdIndex::insert(uint64_t id, uint32_t slot) {
   if (id > kMaxStreamId) return false;
   if (find(id)) return false;
   if (!fits(size_ + 1, buckets_.size())) rehash(buckets_.size() * 2);
-  size_t i = home_of(id);
-  while (buckets_[i].id != kEmpty) i = (i + 1) & mask();
-  buckets_[i] = Bucket{id, slot};
+  place(Bucket{id, slot});
   ++size_;
   return true;
 }
 
-std::optional<uint32_t> IdIndex::find(uint64_t id) const {
+std::optional<uint32_t> IdIndex::probe(uint64_t id) const {
   if (id > kMaxStreamId) return std::nullopt;
   // The load limit guarantees an empty bucket, so the probe ends.
   for (size_t i = home_of(id);; i = (i + 1) & mask()) {
     const Bucket& bucket = buckets_[i];
-    if (bucket.id == id) return bucket.slot;
+    if (bucket.id == id) {
+      last_id_ = id;
+      last_slot_ = bucket.slot;
+      return bucket.slot;
+    }
     if (bucket.id == kEmpty) return std::nullopt;
   }
 }
 
 bool IdIndex::erase(uint64_t id) {
   if (id > kMaxStreamId) return false;
+  if (id == last_id_) last_id_ = kEmpty;
   size_t hole = home_of(id);
   while (buckets_[hole].id != id) {
     if (buckets_[hole].id == kEmpty) return false;

@@ -9,6 +9,11 @@
 //
 // Keys are stream ids (< 2^62); ids above kMaxStreamId are refused, which
 // frees all-ones as the empty-bucket marker.
+//
+// The last id found is remembered: a bulk transfer looks up one stream for
+// every STREAM frame it sends, receives and sees acknowledged, and the memo
+// answers those without hashing or probing. erase() and clear() forget it;
+// slots never move, so inserts and rehashes keep it.
 
 #include <cstddef>
 #include <cstdint>
@@ -25,7 +30,10 @@ class IdIndex {
 
   // False if `id` is already present (nothing changes) or above kMaxStreamId.
   bool insert(uint64_t id, uint32_t slot);
-  std::optional<uint32_t> find(uint64_t id) const;
+  std::optional<uint32_t> find(uint64_t id) const {
+    if (id == last_id_ && id != kEmpty) return last_slot_;
+    return probe(id);
+  }
   bool erase(uint64_t id);
 
   size_t size() const { return size_; }
@@ -55,10 +63,17 @@ class IdIndex {
   // Whether `count` entries fit in `buckets` buckets at the 3/4 load limit.
   static bool fits(size_t count, size_t buckets) { return count * 4 <= buckets * 3; }
   void rehash(size_t new_capacity);
+  // Puts an entry known to be absent in the first empty bucket of its run.
+  void place(const Bucket& entry);
+  // find() past the memo; remembers what it finds.
+  std::optional<uint32_t> probe(uint64_t id) const;
 
   std::vector<Bucket> buckets_;
   unsigned shift_ = 64;
   size_t size_ = 0;
+  // The memo: kEmpty when there is none (no stream has that id).
+  mutable uint64_t last_id_ = kEmpty;
+  mutable uint32_t last_slot_ = 0;
 };
 
 }  // namespace dpquic::conn

@@ -79,6 +79,29 @@ TEST(IdIndexTest, ChurnWithoutTombstonesNeverGrows) {
 // 100k random operations against std::unordered_map. Keys come from a small
 // universe of stream ids (all four types) so that probe runs collide, wrap
 // around the table and are cut by deletions all the time.
+// The remembered last lookup never answers for an erased id, nor with the
+// slot of an id erased and inserted again.
+TEST(IdIndexTest, RememberedLookupFollowsEraseInsertAndGrowth) {
+  IdIndex index(4);
+  ASSERT_TRUE(index.insert(8, 1));
+  EXPECT_EQ(index.find(8), 1u);
+  EXPECT_EQ(index.find(8), 1u);
+  ASSERT_TRUE(index.erase(8));
+  EXPECT_EQ(index.find(8), std::nullopt);
+  ASSERT_TRUE(index.insert(8, 2));
+  EXPECT_EQ(index.find(8), 2u);
+  // Growth moves buckets, not slots.
+  for (uint64_t id = 100; id < 200; id += 4) ASSERT_TRUE(index.insert(id, 9));
+  EXPECT_EQ(index.find(8), 2u);
+  // Erasing another id whose probe run the remembered one is in.
+  ASSERT_TRUE(index.erase(100));
+  EXPECT_EQ(index.find(8), 2u);
+  index.clear();
+  EXPECT_EQ(index.find(8), std::nullopt);
+  // With nothing remembered, the empty marker still finds nothing.
+  EXPECT_EQ(index.find(~uint64_t{0}), std::nullopt);
+}
+
 TEST(IdIndexTest, MatchesUnorderedMapOverRandomOperations) {
   IdIndex index(4);
   std::unordered_map<uint64_t, uint32_t> model;
@@ -86,7 +109,10 @@ TEST(IdIndexTest, MatchesUnorderedMapOverRandomOperations) {
   for (int op = 0; op < 100'000; ++op) {
     // Grow the universe slowly so the table doubles several times.
     const uint64_t universe = 64 + static_cast<uint64_t>(op) / 50;
-    const uint64_t id = rng() % (universe * 4);
+    // Half the operations reuse the previous id, as a bulk transfer does.
+    static uint64_t previous = 0;
+    const uint64_t id = rng() % 2 == 0 ? previous : rng() % (universe * 4);
+    previous = id;
     const uint32_t slot = static_cast<uint32_t>(rng());
     switch (rng() % 3) {
       case 0: {
