@@ -6,6 +6,7 @@
 
 #include "crypto/certificates.h"
 #include "tests/fuzz/null_packet_protection.h"
+#include "tools/testbed/lent_buffers.h"
 
 namespace dpquic::fuzz {
 
@@ -125,20 +126,14 @@ std::unique_ptr<endpoint::Endpoint> make_client(const std::string& alpn) {
 
 std::vector<std::vector<uint8_t>> take_transmit(endpoint::Endpoint& from, Instant now,
                                                 size_t limit) {
-  std::vector<uint8_t> storage(kSegment * kBurst);
-  uint8_t* slices[kBurst];
-  for (size_t i = 0; i < kBurst; ++i) slices[i] = storage.data() + i * kSegment;
-  transmit::BurstBuffers buffers;
-  buffers.datagrams = std::span<uint8_t* const>(slices, kBurst);
-  buffers.capacity = kSegment;
-  buffers.segment_size = kSegment;
-  buffers.mode = transmit::BurstMode::kIndependent;
+  const harness::LentBuffers lent(kBurst, kSegment);
+  const transmit::BurstBuffers buffers = lent.buffers();
   transmit::BurstDescriptor out;
   conn::PathAddresses path;
   std::vector<std::vector<uint8_t>> sent;
   while (sent.size() < limit && from.poll_transmit(now, buffers, out, path)) {
     for (size_t i = 0; i < out.datagram_count; ++i) {
-      sent.emplace_back(slices[i], slices[i] + out.lengths[i]);
+      sent.emplace_back(lent.datagram(i), lent.datagram(i) + out.lengths[i]);
     }
   }
   return sent;

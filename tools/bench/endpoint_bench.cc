@@ -29,6 +29,7 @@
 #include "crypto/packet_keys.h"
 #include "tools/bench/bench_keys.h"
 #include "tools/testbed/allocation_counter.h"
+#include "tools/testbed/lent_buffers.h"
 #include "tools/testbed/perf_app.h"
 #include "tools/testbed/quic_pair.h"
 
@@ -39,22 +40,6 @@ using namespace dpquic::harness;
 
 constexpr size_t kSegment = 1472;
 constexpr size_t kBurst = 32;
-
-struct Ferry {
-  std::vector<uint8_t> storage = std::vector<uint8_t>(kSegment * kBurst);
-  std::array<uint8_t*, kBurst> slices{};
-  Ferry() {
-    for (size_t i = 0; i < kBurst; ++i) slices[i] = storage.data() + i * kSegment;
-  }
-  transmit::BurstBuffers buffers() {
-    transmit::BurstBuffers b;
-    b.datagrams = slices;
-    b.capacity = kSegment;
-    b.segment_size = kSegment;
-    b.mode = transmit::BurstMode::kIndependent;
-    return b;
-  }
-};
 
 // One timed loop: its rdtsc boundaries, the allocation window and the
 // counters stay in one function so that what is measured does not move
@@ -72,7 +57,7 @@ void BM_EndpointDownload(benchmark::State& state) {
   QuicPair pair(options);
   PerfServer server_app(*pair.server, 64 * 1024);
   PerfClient client_app(*pair.client);
-  Ferry ferry;
+  LentBuffers ferry(kBurst, kSegment);
   Instant now = kSimulationStart;
   const auto handle = pair.connect();
   uint64_t send_cycles = 0, receive_cycles = 0, read_cycles = 0, ack_cycles = 0, data_packets = 0;
@@ -102,13 +87,13 @@ void BM_EndpointDownload(benchmark::State& state) {
         start = __rdtsc();
         if (burst_receive) {
           for (size_t i = 0; i < out.datagram_count; ++i) {
-            inbound[i] = {{path.remote, path.local}, out.ecn, {ferry.slices[i], out.lengths[i]}};
+            inbound[i] = {{path.remote, path.local}, out.ecn, {ferry.datagram(i), out.lengths[i]}};
           }
           pair.client->handle_datagrams(now, {inbound.data(), out.datagram_count});
         } else {
           for (size_t i = 0; i < out.datagram_count; ++i) {
             pair.client->handle_datagram(now, {path.remote, path.local}, out.ecn,
-                                         {ferry.slices[i], out.lengths[i]});
+                                         {ferry.datagram(i), out.lengths[i]});
           }
         }
         receive_cycles += __rdtsc() - start;
@@ -122,7 +107,7 @@ void BM_EndpointDownload(benchmark::State& state) {
         const uint64_t start = __rdtsc();
         for (size_t i = 0; i < out.datagram_count; ++i) {
           pair.server->handle_datagram(now, {path.remote, path.local}, out.ecn,
-                                       {ferry.slices[i], out.lengths[i]});
+                                       {ferry.datagram(i), out.lengths[i]});
         }
         ack_cycles += __rdtsc() - start;
       }

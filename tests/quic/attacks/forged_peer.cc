@@ -104,10 +104,7 @@ ForgedPeer::ForgedPeer(Side impersonated, harness::PairOptions options)
     : pair_(std::move(options)),
       impersonated_(impersonated),
       datagram_(1500),
-      transmit_storage_(kSegment * kBurst),
-      transmit_slices_(kBurst) {
-  for (size_t i = 0; i < kBurst; ++i) transmit_slices_[i] = transmit_storage_.data() + i * kSegment;
-}
+      transmit_(kBurst, kSegment) {}
 
 void ForgedPeer::establish_download(harness::PerfServer& server, harness::PerfClient& client,
                                     uint64_t bytes) {
@@ -238,11 +235,7 @@ void ForgedPeer::advance(Duration duration) {
 
 void ForgedPeer::collect() {
   if (application_) application_(now_);
-  transmit::BurstBuffers buffers;
-  buffers.datagrams = transmit_slices_;
-  buffers.capacity = kSegment;
-  buffers.segment_size = kSegment;
-  buffers.mode = transmit::BurstMode::kIndependent;
+  const transmit::BurstBuffers buffers = transmit_.buffers();
   for (int bursts = 0; bursts < 4096; ++bursts) {
     transmit::BurstDescriptor out;
     conn::PathAddresses path;
@@ -256,7 +249,7 @@ void ForgedPeer::collect() {
     for (size_t i = 0; i < out.datagram_count; ++i) {
       ++victim_datagrams_;
       victim_bytes_ += out.lengths[i];
-      open({transmit_slices_[i], out.lengths[i]});
+      open({transmit_.datagram(i), out.lengths[i]});
     }
   }
   if (application_) return;  // it reads the events

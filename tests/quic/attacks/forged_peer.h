@@ -25,6 +25,7 @@
 #include "quic/wire/connection_id.h"
 #include "quic/wire/frames.h"
 #include "quic/wire/varint.h"
+#include "tools/testbed/lent_buffers.h"
 #include "tools/testbed/perf_app.h"
 #include "tools/testbed/quic_pair.h"
 
@@ -182,8 +183,7 @@ class ForgedPeer {
 
   std::vector<uint8_t> datagram_;  // the packet being sealed
   FrameBuffer payload_{1400};
-  std::vector<uint8_t> transmit_storage_;
-  std::vector<uint8_t*> transmit_slices_;
+  harness::LentBuffers transmit_;
 
   std::vector<VictimPacket> received_;
   std::vector<endpoint::EndpointEvent> events_;

@@ -13,11 +13,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <array>
 #include <vector>
 
 #include "quic/endpoint/stateless_packets.h"
 #include "tools/testbed/allocation_counter.h"
+#include "tools/testbed/lent_buffers.h"
 #include "tools/testbed/perf_app.h"
 #include "tools/testbed/quic_pair.h"
 
@@ -90,15 +90,8 @@ TEST(StatelessResetLoopTest, ResetsAreRateLimitedAndAllocateNothing) {
   // 5000 distinct 1200-byte short-header datagrams for unknown connections
   // within one second.
   std::vector<uint8_t> datagram(1200, 0x5a);
-  constexpr size_t kSegment = 1472;
-  std::vector<uint8_t> storage(kSegment * 16);
-  std::array<uint8_t*, 16> slices;
-  for (size_t i = 0; i < slices.size(); ++i) slices[i] = storage.data() + i * kSegment;
-  transmit::BurstBuffers buffers;
-  buffers.datagrams = slices;
-  buffers.capacity = kSegment;
-  buffers.segment_size = kSegment;
-  buffers.mode = transmit::BurstMode::kIndependent;
+  const harness::LentBuffers lent(16, 1472);
+  const transmit::BurstBuffers buffers = lent.buffers();
   const conn::PathAddresses path{options.server_address, options.client_address};
   Instant now = harness::kSimulationStart;
   size_t allocations = 0;

@@ -17,6 +17,7 @@
 
 #include "crypto/mb_manager.h"
 #include "tests/quic/transmit/packet_reader.h"
+#include "tools/testbed/lent_buffers.h"
 #include "tools/testbed/quic_pair.h"
 
 namespace dpquic::harness {
@@ -44,7 +45,6 @@ class BulkSender {
  public:
   explicit BulkSender(PairOptions options = PairOptions())
       : pool_(16 * 1024, 512), pair_(short_links(options)) {
-    for (size_t i = 0; i < kBurst; ++i) slices_[i] = storage_.data() + i * kSegment;
     handle_ = pair_.connect();
     // The handshake over the simulated network; from then on the test
     // carries every datagram itself.
@@ -96,12 +96,12 @@ class BulkSender {
     std::vector<SeenPacket> seen;
     transmit::BurstDescriptor out;
     conn::PathAddresses path;
-    if (!pair_.client->poll_transmit(now_, buffers(), out, path)) return seen;
+    if (!pair_.client->poll_transmit(now_, lent_.buffers(), out, path)) return seen;
     const crypto::PacketKeys* keys =
         client().keys().write_keys(crypto::EncryptionLevel::kApplication);
     const size_t cid_length = pair_.options.server.cid_layout.cid_length;
     for (size_t i = 0; i < out.datagram_count; ++i) {
-      const std::span<uint8_t> bytes(slices_[i], out.lengths[i]);
+      const std::span<uint8_t> bytes(lent_.datagram(i), out.lengths[i]);
       std::vector<transmit::testing::OpenedPacket> packets;
       EXPECT_TRUE(transmit::testing::open_datagram(mb_, bytes, cid_length,
                                                    {nullptr, nullptr, nullptr, keys}, packets));
@@ -124,10 +124,10 @@ class BulkSender {
   void acknowledge() {
     transmit::BurstDescriptor out;
     conn::PathAddresses path;
-    while (pair_.server->poll_transmit(now_, buffers(), out, path)) {
+    while (pair_.server->poll_transmit(now_, lent_.buffers(), out, path)) {
       for (size_t i = 0; i < out.datagram_count; ++i) {
         pair_.client->handle_datagram(now_, {path.remote, path.local}, out.ecn,
-                                      {slices_[i], out.lengths[i]});
+                                      {lent_.datagram(i), out.lengths[i]});
       }
     }
   }
@@ -156,15 +156,6 @@ class BulkSender {
     return options;
   }
 
-  transmit::BurstBuffers buffers() {
-    transmit::BurstBuffers b;
-    b.datagrams = slices_;
-    b.capacity = kSegment;
-    b.segment_size = kSegment;
-    b.mode = transmit::BurstMode::kIndependent;
-    return b;
-  }
-
   // Before the pair: the connections' streams hold its chunks until they go.
   transmit::ChunkPool pool_;
   QuicPair pair_;
@@ -172,8 +163,7 @@ class BulkSender {
   endpoint::ConnectionHandle handle_{};
   Instant now_ = 0;
   std::map<uint64_t, uint64_t> queued_;
-  std::vector<uint8_t> storage_ = std::vector<uint8_t>(kSegment * kBurst);
-  std::array<uint8_t*, kBurst> slices_{};
+  LentBuffers lent_{kBurst, kSegment};
 };
 
 size_t count(const SeenPacket& packet, FrameType type) {

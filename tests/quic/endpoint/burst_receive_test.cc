@@ -15,6 +15,7 @@
 #include "quic/conn/receive_burst.h"
 #include "quic/wire/connection_id.h"
 #include "tools/testbed/allocation_counter.h"
+#include "tools/testbed/lent_buffers.h"
 #include "tools/testbed/perf_app.h"
 #include "tools/testbed/quic_pair.h"
 
@@ -33,7 +34,6 @@ using Mutation = std::function<void(std::vector<conn::InboundDatagram>&)>;
 class BurstDownload {
  public:
   explicit BurstDownload(PairOptions options = PairOptions()) : pair_(widen(options)) {
-    for (size_t i = 0; i < kBurst; ++i) slices_[i] = storage_.data() + i * kSegment;
     inbound_.reserve(kBurst + kExtra);
     server_app_.emplace(*pair_.server, 64 * 1024);
     client_app_.emplace(*pair_.client);
@@ -69,10 +69,11 @@ class BurstDownload {
     server_app_->run(now_);
     transmit::BurstDescriptor out;
     conn::PathAddresses path;
-    while (pair_.server->poll_transmit(now_, buffers(), out, path)) {
+    while (pair_.server->poll_transmit(now_, lent_.buffers(), out, path)) {
       inbound_.clear();
       for (size_t i = 0; i < out.datagram_count; ++i) {
-        inbound_.push_back({{path.remote, path.local}, out.ecn, {slices_[i], out.lengths[i]}});
+        inbound_.push_back(
+            {{path.remote, path.local}, out.ecn, {lent_.datagram(i), out.lengths[i]}});
       }
       if (mutation) mutation(inbound_);
       datagrams_to_client_ += inbound_.size();
@@ -80,9 +81,9 @@ class BurstDownload {
       client_app_->run(now_);
     }
     client_app_->run(now_);
-    while (pair_.client->poll_transmit(now_, buffers(), out, path)) {
+    while (pair_.client->poll_transmit(now_, lent_.buffers(), out, path)) {
       for (size_t i = 0; i < out.datagram_count; ++i) {
-        const std::span<uint8_t> bytes(slices_[i], out.lengths[i]);
+        const std::span<uint8_t> bytes(lent_.datagram(i), out.lengths[i]);
         server_cid_ =
             wire::ConnectionId(bytes.subspan(1, pair_.options.server.cid_layout.cid_length));
         pair_.server->handle_datagram(now_, {path.remote, path.local}, out.ecn, bytes);
@@ -108,21 +109,11 @@ class BurstDownload {
     return options;
   }
 
-  transmit::BurstBuffers buffers() {
-    transmit::BurstBuffers b;
-    b.datagrams = slices_;
-    b.capacity = kSegment;
-    b.segment_size = kSegment;
-    b.mode = transmit::BurstMode::kIndependent;
-    return b;
-  }
-
   QuicPair pair_;
   std::optional<PerfServer> server_app_;
   std::optional<PerfClient> client_app_;
   endpoint::ConnectionHandle handle_{};
-  std::vector<uint8_t> storage_ = std::vector<uint8_t>(kSegment * kBurst);
-  std::array<uint8_t*, kBurst> slices_{};
+  LentBuffers lent_{kBurst, kSegment};
   std::array<std::array<uint8_t, kSegment>, kExtra> extra_{};
   std::vector<conn::InboundDatagram> inbound_;
   Instant now_ = kSimulationStart;
