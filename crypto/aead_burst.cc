@@ -10,11 +10,11 @@
 namespace dpquic::crypto {
 namespace {
 
+using detail::fill_seal_message;
 using detail::Message;
 using detail::run_chunked;
 using detail::run_jobs;
 using detail::same_or_disjoint;
-using detail::seal_message;
 using detail::Tag;
 using detail::valid_key;
 using detail::valid_seal;
@@ -30,16 +30,11 @@ bool valid_open(const AeadKey* key, std::span<const uint8_t> ciphertext, std::sp
 
 // An open decrypts all but the tag of `ciphertext` into `out`; ipsec-mb
 // writes the tag it computes to `computed`, for finish_open to compare.
-Message open_message(const AeadKey* key, const uint8_t* nonce, std::span<const uint8_t> aad,
-                     std::span<const uint8_t> ciphertext, uint8_t* out, Tag& computed) {
-  return Message{.key = key,
-                 .nonce = nonce,
-                 .aad = aad.data(),
-                 .aad_length = aad.size(),
-                 .in = ciphertext.data(),
-                 .out = out,
-                 .length = ciphertext.size() - kAeadTagLength,
-                 .tag_out = computed.data()};
+void fill_open_message(Message& message, const AeadKey* key, const uint8_t* nonce,
+                       std::span<const uint8_t> aad, std::span<const uint8_t> ciphertext,
+                       uint8_t* out, Tag& computed) {
+  detail::fill_message(message, key, nonce, aad, ciphertext.data(), out,
+                       ciphertext.size() - kAeadTagLength, computed.data());
 }
 
 // Decides an open once its job has finished: the computed tag must match the
@@ -68,7 +63,8 @@ size_t seal_chunk(const MbManager& mb, std::span<const SealOp> ops,
     status[i] = submit[i] ? PacketStatus::kEngineError : PacketStatus::kInvalidArgument;
     if (!submit[i]) continue;
     op.key->nonce(op.packet_number, nonces[i]);
-    messages[i] = seal_message(op.key, nonces[i].data(), op.header, op.plaintext, op.out.data());
+    fill_seal_message(messages[i], op.key, nonces[i].data(), op.header, op.plaintext,
+                      op.out.data());
   }
   size_t sealed = 0;
   run_jobs(mb, {messages, ops.size()}, {submit, ops.size()}, IMB_DIR_ENCRYPT,
@@ -91,8 +87,8 @@ DPQUIC_HOT size_t open_chunk(const MbManager& mb, std::span<const OpenOp> ops,
     status[i] = submit[i] ? PacketStatus::kEngineError : PacketStatus::kInvalidArgument;
     if (!submit[i]) continue;
     op.key->nonce(op.packet_number, nonces[i]);
-    messages[i] = open_message(op.key, nonces[i].data(), op.header, op.ciphertext, op.out.data(),
-                               computed[i]);
+    fill_open_message(messages[i], op.key, nonces[i].data(), op.header, op.ciphertext,
+                      op.out.data(), computed[i]);
   }
   size_t opened = 0;
   run_jobs(mb, {messages, ops.size()}, {submit, ops.size()}, IMB_DIR_DECRYPT,
@@ -136,7 +132,8 @@ PacketStatus seal_with_nonce(const MbManager& mb, const AeadKey& key, const Aead
                              std::span<const uint8_t> aad, std::span<const uint8_t> plaintext,
                              std::span<uint8_t> out) {
   if (!valid_seal(&key, plaintext, out)) return PacketStatus::kInvalidArgument;
-  const Message message = seal_message(&key, nonce.data(), aad, plaintext, out.data());
+  Message message;
+  fill_seal_message(message, &key, nonce.data(), aad, plaintext, out.data());
   const bool submit = true;
   PacketStatus status = PacketStatus::kEngineError;
   run_jobs(mb, {&message, 1}, {&submit, 1}, IMB_DIR_ENCRYPT,
@@ -150,7 +147,8 @@ PacketStatus open_with_nonce(const MbManager& mb, const AeadKey& key, const Aead
   if (!valid_open(&key, ciphertext, out)) return PacketStatus::kInvalidArgument;
   const size_t length = ciphertext.size() - kAeadTagLength;
   Tag computed;
-  const Message message = open_message(&key, nonce.data(), aad, ciphertext, out.data(), computed);
+  Message message;
+  fill_open_message(message, &key, nonce.data(), aad, ciphertext, out.data(), computed);
   const bool submit = true;
   PacketStatus status = PacketStatus::kEngineError;
   run_jobs(mb, {&message, 1}, {&submit, 1}, IMB_DIR_DECRYPT, [&](size_t, bool ok) {
@@ -177,9 +175,9 @@ size_t protect_chunk(const MbManager& mb, std::span<const ProtectOp> ops,
     if (!submit[i]) continue;
     targets[i] = detail::ProtectTarget{op.keys, op.packet.data(), pn_offset};
     op.keys->aead().nonce(op.packet_number, nonces[i]);
-    messages[i] =
-        seal_message(&op.keys->aead(), nonces[i].data(), op.packet.first(op.header_length),
-                     op.payload, op.packet.data() + op.header_length);
+    fill_seal_message(messages[i], &op.keys->aead(), nonces[i].data(),
+                      op.packet.first(op.header_length), op.payload,
+                      op.packet.data() + op.header_length);
   }
   return detail::seal_and_protect(mb, {messages, ops.size()}, {submit, ops.size()},
                                   {targets, ops.size()}, status);

@@ -69,17 +69,10 @@ size_t protect_gather_chunk(const MbManager& mb, std::span<const GatherProtectOp
     targets[i] = detail::ProtectTarget{op.keys, op.packet.data(), pn_offset};
     op.keys->aead().nonce(op.packet_number, nonces[i]);
     uint8_t* payload = op.packet.data() + op.header_length;
-    messages[i] = detail::Message{.key = &op.keys->aead(),
-                                  .nonce = nonces[i].data(),
-                                  .aad = op.packet.data(),
-                                  .aad_length = op.header_length,
-                                  .in = payload,
-                                  .out = payload,
-                                  .length = length,
-                                  .tag_out = payload + length,
-                                  .sgl = reinterpret_cast<const IMB_SGL_IOV*>(op.payload.data()),
-                                  .sgl_count = op.payload.size(),
-                                  .sgl_context = &contexts[i]};
+    detail::fill_message(messages[i], &op.keys->aead(), nonces[i].data(),
+                         op.packet.first(op.header_length), payload, payload, length,
+                         payload + length, reinterpret_cast<const IMB_SGL_IOV*>(op.payload.data()),
+                         op.payload.size(), &contexts[i]);
   }
   return detail::seal_and_protect(mb, {messages, ops.size()}, {submit, ops.size()},
                                   {targets, ops.size()}, status);

@@ -61,8 +61,7 @@ struct Message {
   size_t length;     // bytes to encrypt or decrypt (tag excluded)
   uint8_t* tag_out;  // where ipsec-mb writes the computed tag
   // A gather job (IMB_SGL_ALL) reads and writes `sgl_count` segments instead
-  // of in/out; their lengths add up to `length`. Null and 0 otherwise: an
-  // aggregate initializer that leaves them out zeroes them.
+  // of in/out; their lengths add up to `length`. Null and 0 otherwise.
   const IMB_SGL_IOV* sgl;
   size_t sgl_count;
   SglContext* sgl_context;
@@ -72,17 +71,33 @@ struct Message {
 // all of them cost a one-packet open more than its job submission.
 static_assert(std::is_trivially_default_constructible_v<Message>);
 
+// Fills `message` field by field, in place. A Message returned by value and
+// copied into a burst's array compiled to an aggregate assembled on the
+// stack and read back in 16-byte loads, each spanning two 8-byte stores the
+// CPU cannot forward: two stalls per packet.
+inline void fill_message(Message& message, const AeadKey* key, const uint8_t* nonce,
+                         std::span<const uint8_t> aad, const uint8_t* in, uint8_t* out,
+                         size_t length, uint8_t* tag_out, const IMB_SGL_IOV* sgl = nullptr,
+                         size_t sgl_count = 0, SglContext* sgl_context = nullptr) {
+  message.key = key;
+  message.nonce = nonce;
+  message.aad = aad.data();
+  message.aad_length = aad.size();
+  message.in = in;
+  message.out = out;
+  message.length = length;
+  message.tag_out = tag_out;
+  message.sgl = sgl;
+  message.sgl_count = sgl_count;
+  message.sgl_context = sgl_context;
+}
+
 // A seal writes the ciphertext to `out` and the tag right after it.
-inline Message seal_message(const AeadKey* key, const uint8_t* nonce, std::span<const uint8_t> aad,
-                            std::span<const uint8_t> plaintext, uint8_t* out) {
-  return Message{.key = key,
-                 .nonce = nonce,
-                 .aad = aad.data(),
-                 .aad_length = aad.size(),
-                 .in = plaintext.data(),
-                 .out = out,
-                 .length = plaintext.size(),
-                 .tag_out = out + plaintext.size()};
+inline void fill_seal_message(Message& message, const AeadKey* key, const uint8_t* nonce,
+                              std::span<const uint8_t> aad, std::span<const uint8_t> plaintext,
+                              uint8_t* out) {
+  fill_message(message, key, nonce, aad, plaintext.data(), out, plaintext.size(),
+               out + plaintext.size());
 }
 
 inline void fill_job(IMB_JOB* job, const Message& message, IMB_CIPHER_DIRECTION direction,
