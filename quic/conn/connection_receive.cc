@@ -146,7 +146,11 @@ DPQUIC_INLINE_STEP void Connection::process_opened(Arrival& arrival, std::span<u
   }
   if (tracer_) tracer_->on_packet_received(now, header.type, number, packet.size(), opened.payload);
   learn_from_packet(now, path_id, header, original_version);
-  if (path_id == active_path_ && header.type == PacketType::kOneRtt) {
+  // Compared before it is rebuilt: in steady state it does not change, and
+  // a ConnectionId built and copied in per packet stalled on store
+  // forwarding (its copy reads back bytes just stored in pieces).
+  if (path_id == active_path_ && header.type == PacketType::kOneRtt &&
+      !active_path_received_dcid_.matches(header.dcid)) {
     active_path_received_dcid_ = wire::ConnectionId(header.dcid);
   }
   if (opened.payload.empty()) {

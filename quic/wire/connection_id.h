@@ -28,6 +28,11 @@ class ConnectionId {
   const uint8_t* data() const { return bytes_.data(); }
   std::span<const uint8_t> span() const { return {bytes_.data(), length_}; }
 
+  // Whether this is exactly `bytes`.
+  bool matches(std::span<const uint8_t> bytes) const {
+    return bytes.size() == length_ && std::memcmp(bytes_.data(), bytes.data(), length_) == 0;
+  }
+
   friend bool operator==(const ConnectionId& a, const ConnectionId& b) {
     return a.length_ == b.length_ && std::memcmp(a.bytes_.data(), b.bytes_.data(), a.length_) == 0;
   }

@@ -144,6 +144,17 @@ void expect_retry(uint32_t version, const Bytes& packet, const Bytes& tag) {
   EXPECT_TRUE(same(writer.written(), packet));
 }
 
+TEST(ConnectionIdTest, MatchesExactlyItsBytes) {
+  const std::vector<uint8_t> bytes = {1, 2, 3, 4};
+  const ConnectionId id(bytes);
+  EXPECT_TRUE(id.matches(bytes));
+  EXPECT_FALSE(id.matches(std::span(bytes).first(3)));  // a prefix
+  EXPECT_FALSE(id.matches(std::vector<uint8_t>{1, 2, 3, 5}));
+  EXPECT_FALSE(id.matches(std::vector<uint8_t>{1, 2, 3, 4, 0}));
+  EXPECT_TRUE(ConnectionId().matches({}));
+  EXPECT_FALSE(ConnectionId().matches(bytes));
+}
+
 TEST(HeaderTest, Rfc9001ClientInitialUnprotected) {
   expect_client_initial(kVersion1, kV1ClientHeader);
 }
