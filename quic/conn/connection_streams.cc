@@ -49,9 +49,9 @@ bool Connection::poll_event(ConnectionEvent& event) {
 // --- Streams ----------------------------------------------------------------------------------
 
 Connection::Stream* Connection::find_stream(uint64_t id) const {
-  const auto slot = stream_index_.find(id);
-  if (!slot) return nullptr;
-  return stream_slots_[*slot].get();
+  const uint32_t slot = stream_index_.slot_of(id);
+  if (slot == IdIndex::kNoSlot) return nullptr;
+  return stream_slots_[slot].get();
 }
 
 const ReceiveWindow* Connection::stream_receive_window(uint64_t stream_id) const {

@@ -37,7 +37,7 @@ void IdIndex::clear() {
 }
 
 bool IdIndex::insert(uint64_t id, uint32_t slot) {
-  if (id > kMaxStreamId) return false;
+  if (id > kMaxStreamId || slot == kNoSlot) return false;
   if (find(id)) return false;
   if (!fits(size_ + 1, buckets_.size())) rehash(buckets_.size() * 2);
   place(Bucket{id, slot});
@@ -45,8 +45,8 @@ bool IdIndex::insert(uint64_t id, uint32_t slot) {
   return true;
 }
 
-std::optional<uint32_t> IdIndex::probe(uint64_t id) const {
-  if (id > kMaxStreamId) return std::nullopt;
+uint32_t IdIndex::probe(uint64_t id) const {
+  if (id > kMaxStreamId) return kNoSlot;
   // The load limit guarantees an empty bucket, so the probe ends.
   for (size_t i = home_of(id);; i = (i + 1) & mask()) {
     const Bucket& bucket = buckets_[i];
@@ -55,7 +55,7 @@ std::optional<uint32_t> IdIndex::probe(uint64_t id) const {
       last_slot_ = bucket.slot;
       return bucket.slot;
     }
-    if (bucket.id == kEmpty) return std::nullopt;
+    if (bucket.id == kEmpty) return kNoSlot;
   }
 }
 

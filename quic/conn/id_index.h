@@ -28,11 +28,21 @@ class IdIndex {
  public:
   explicit IdIndex(size_t initial_capacity = 16);
 
-  // False if `id` is already present (nothing changes) or above kMaxStreamId.
+  static constexpr uint32_t kNoSlot = ~uint32_t{0};
+
+  // False if `id` is already present (nothing changes), above kMaxStreamId,
+  // or `slot` is kNoSlot.
   bool insert(uint64_t id, uint32_t slot);
-  std::optional<uint32_t> find(uint64_t id) const {
+  // The slot of `id`, or kNoSlot. The hot path's lookup: a std::optional
+  // merged from the memo's two paths was built on the stack in two stores
+  // and read back in one wider load, which stalls on store forwarding.
+  uint32_t slot_of(uint64_t id) const {
     if (id == last_id_ && id != kEmpty) return last_slot_;
     return probe(id);
+  }
+  std::optional<uint32_t> find(uint64_t id) const {
+    const uint32_t slot = slot_of(id);
+    return slot == kNoSlot ? std::nullopt : std::optional<uint32_t>(slot);
   }
   bool erase(uint64_t id);
 
@@ -65,8 +75,8 @@ class IdIndex {
   void rehash(size_t new_capacity);
   // Puts an entry known to be absent in the first empty bucket of its run.
   void place(const Bucket& entry);
-  // find() past the memo; remembers what it finds.
-  std::optional<uint32_t> probe(uint64_t id) const;
+  // slot_of() past the memo; remembers what it finds.
+  uint32_t probe(uint64_t id) const;
 
   std::vector<Bucket> buckets_;
   unsigned shift_ = 64;

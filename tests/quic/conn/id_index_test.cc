@@ -34,6 +34,9 @@ TEST(IdIndexTest, RefusesIdsBeyondTheVarintRange) {
   EXPECT_EQ(index.find(kMaxStreamId), 1u);
   EXPECT_FALSE(index.insert(kMaxStreamId + 1, 2));
   EXPECT_FALSE(index.insert(~uint64_t{0}, 3));  // the empty marker
+  EXPECT_FALSE(index.insert(8, IdIndex::kNoSlot));
+  EXPECT_EQ(index.slot_of(8), IdIndex::kNoSlot);
+  EXPECT_EQ(index.slot_of(kMaxStreamId), 1u);
   EXPECT_EQ(index.find(~uint64_t{0}), std::nullopt);
   EXPECT_FALSE(index.erase(~uint64_t{0}));
   EXPECT_EQ(index.size(), 1u);
