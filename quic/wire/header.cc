@@ -118,15 +118,34 @@ std::optional<PacketType> long_header_packet_type(uint32_t version, uint8_t type
   return std::nullopt;
 }
 
+// Every field as ParsedHeader{} has it, assigned one by one: `out =
+// ParsedHeader{}` (or a copy of a constant one) compiled to `rep stos`, whose
+// start-up cost was most of parsing a short header.
+void reset(ParsedHeader& out) {
+  static_assert(sizeof(ParsedHeader) == 96, "reset() assigns every field: add the new one");
+  out.long_header = false;
+  out.known_version = false;
+  out.type = PacketType::kOneRtt;
+  out.first_byte = 0;
+  out.version = 0;
+  out.dcid = {};
+  out.scid = {};
+  out.token = {};
+  out.retry_integrity_tag = {};
+  out.length = 0;
+  out.packet_number_offset = 0;
+  out.packet_size = 0;
+}
+
 DPQUIC_HOT WireError parse_packet_header(std::span<const uint8_t> packet, size_t local_cid_length,
                                          ParsedHeader& out) {
-  out = ParsedHeader{};
+  reset(out);
   if (packet.empty()) return WireError::kDrop;
   out.first_byte = packet[0];
   const WireError error = (packet[0] & kHeaderFormBit) != 0
                               ? parse_long_header(packet, out)
                               : parse_short_header(packet, local_cid_length, out);
-  if (error != WireError::kOk) out = ParsedHeader{};
+  if (error != WireError::kOk) reset(out);
   return error;
 }
 
