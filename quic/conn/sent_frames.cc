@@ -8,15 +8,6 @@ SentFrameLog::SentFrameLog(size_t initial_capacity)
     : records_(std::bit_ceil(initial_capacity < 16 ? size_t{16} : initial_capacity)),
       mask_(records_.size() - 1) {}
 
-void SentFrameLog::add(const SentFrame& frame) {
-  if (head_ - tail_ >= records_.size()) grow();
-  SentFrame& slot = records_[head_ & mask_];
-  slot = frame;
-  slot.last_in_packet = false;
-  if (slot.type == SentFrameType::kDone) slot.type = SentFrameType::kNone;
-  ++head_;
-}
-
 uint32_t SentFrameLog::end_packet() {
   if (head_ == packet_first_) add(SentFrame{});
   records_[(head_ - 1) & mask_].last_in_packet = true;

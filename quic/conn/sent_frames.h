@@ -61,7 +61,17 @@ class SentFrameLog {
     packet_first_ = head_;
     packet_open_ = true;
   }
-  void add(const SentFrame& frame);
+  // Inline so that the caller's record goes straight into its slot: called
+  // out of line, the record was built on the caller's stack in field-sized
+  // stores and copied in with wider loads, which stall on store forwarding.
+  void add(const SentFrame& frame) {
+    if (head_ - tail_ >= records_.size()) grow();
+    SentFrame& slot = records_[head_ & mask_];
+    slot = frame;
+    slot.last_in_packet = false;
+    if (slot.type == SentFrameType::kDone) slot.type = SentFrameType::kNone;
+    ++head_;
+  }
   // Closes the packet's records (adding a kNone record if it had none) and
   // returns its handle for SentPacket::frames.
   uint32_t end_packet();
