@@ -57,7 +57,7 @@ LossDetection::LossDetection(const LossDetectionConfig& config, SentPacketPool& 
 }
 
 bool LossDetection::on_packet_sent(Instant now, PacketNumberSpace space, uint64_t packet_number,
-                                   const SentPacket& packet) {
+                                   SentPacket packet) {
   Space& s = at(space);
   if (s.discarded || !s.sent.insert(packet_number, packet)) return false;
   if (packet.in_flight) {

@@ -91,9 +91,11 @@ class LossDetection {
   // normally `now`), tells congestion control about in-flight packets and
   // re-arms the timer. False, with nothing changed, if `packet_number` does
   // not grow the space's window, the ring cannot grow, or the space was
-  // discarded.
+  // discarded. `packet` is taken by value, in two registers: the caller
+  // builds it field by field, and reading it back through a reference in
+  // one 16-byte load stalled on store forwarding.
   bool on_packet_sent(Instant now, wire::PacketNumberSpace space, uint64_t packet_number,
-                      const SentPacket& packet);
+                      SentPacket packet);
 
   // §A.7 OnAckReceived for one ACK frame received in `space`.
   // kProtocolViolation, with no state changed, if the frame names a packet
