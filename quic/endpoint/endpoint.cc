@@ -376,8 +376,16 @@ DPQUIC_HOT void Endpoint::after_call(ConnectionHandle handle) {
 }
 
 DPQUIC_HOT void Endpoint::index_address(Slot& slot) {
+  // Compared as an address first: encoding it to compare the bytes read
+  // back, on every call, what had just been stored in pieces, and stalled
+  // on store forwarding.
+  const conn::SocketAddress& remote = slot.connection->active_path().remote;
+  if (!slot.indexed_address.empty() && remote == slot.indexed_remote &&
+      (slot.owns_address || slot.address_erasures == address_erasures_)) {
+    return;
+  }
   std::array<uint8_t, conn::SocketAddress::kEncodedMax> encoded;
-  const size_t length = slot.connection->active_path().remote.encode(encoded);
+  const size_t length = remote.encode(encoded);
   const wire::ConnectionId key(std::span<const uint8_t>(encoded.data(), length));
   if (key == slot.indexed_address &&
       (slot.owns_address || slot.address_erasures == address_erasures_)) {
@@ -387,6 +395,7 @@ DPQUIC_HOT void Endpoint::index_address(Slot& slot) {
   // Another connection from the same address keeps the entry: detection then
   // checks that one (a heuristic the RFC allows; it only costs a miss).
   slot.indexed_address = key;
+  slot.indexed_remote = remote;
   slot.owns_address = address_table_.insert(key, slot.handle);
   slot.address_erasures = address_erasures_;
 }

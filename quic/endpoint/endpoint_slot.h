@@ -32,6 +32,7 @@ struct Endpoint::Slot final : conn::CidRegistry {
   // erased (address_erasures against the endpoint's count), not on every
   // call, which for a load generator's connections was every call.
   wire::ConnectionId indexed_address;
+  conn::SocketAddress indexed_remote;  // what indexed_address encodes, when not empty
   bool owns_address = false;
   uint64_t address_erasures = 0;
 
