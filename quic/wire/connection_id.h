@@ -30,7 +30,9 @@ class ConnectionId {
 
   // Whether this is exactly `bytes`.
   bool matches(std::span<const uint8_t> bytes) const {
-    return bytes.size() == length_ && std::memcmp(bytes_.data(), bytes.data(), length_) == 0;
+    // An empty span's data() may be null, which memcmp must not get.
+    return bytes.size() == length_ &&
+           (length_ == 0 || std::memcmp(bytes_.data(), bytes.data(), length_) == 0);
   }
 
   friend bool operator==(const ConnectionId& a, const ConnectionId& b) {
