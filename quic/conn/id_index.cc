@@ -38,7 +38,7 @@ void IdIndex::clear() {
 
 bool IdIndex::insert(uint64_t id, uint32_t slot) {
   if (id > kMaxStreamId || slot == kNoSlot) return false;
-  if (find(id)) return false;
+  if (slot_of(id) != kNoSlot) return false;
   if (!fits(size_ + 1, buckets_.size())) rehash(buckets_.size() * 2);
   place(Bucket{id, slot});
   ++size_;

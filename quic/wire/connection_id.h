@@ -36,7 +36,7 @@ class ConnectionId {
   }
 
   friend bool operator==(const ConnectionId& a, const ConnectionId& b) {
-    return a.length_ == b.length_ && std::memcmp(a.bytes_.data(), b.bytes_.data(), a.length_) == 0;
+    return a.matches(b.span());
   }
 
  private:

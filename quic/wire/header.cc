@@ -118,6 +118,8 @@ std::optional<PacketType> long_header_packet_type(uint32_t version, uint8_t type
   return std::nullopt;
 }
 
+namespace {
+
 // Every field as ParsedHeader{} has it, assigned one by one: `out =
 // ParsedHeader{}` (or a copy of a constant one) compiled to `rep stos`, whose
 // start-up cost was most of parsing a short header.
@@ -136,6 +138,8 @@ void reset(ParsedHeader& out) {
   out.packet_number_offset = 0;
   out.packet_size = 0;
 }
+
+}  // namespace
 
 DPQUIC_HOT WireError parse_packet_header(std::span<const uint8_t> packet, size_t local_cid_length,
                                          ParsedHeader& out) {
