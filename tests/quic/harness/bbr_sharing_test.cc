@@ -76,13 +76,15 @@ TEST(BbrSharingTest, TwoBbrFlowsStaggeredByFiveSeconds) {
   EXPECT_GE(sharing.total(), 0.9 * kGoodputPerLinkByte * kLinkBytesPerSecond);
   // The fair-share target (each within 20% of half) is not met: the first
   // flow keeps 0.59-0.68 of the goodput (1/4 to 2 BDP of queue, three
-  // seeds; a 60 s run shows no further convergence). The draft's model has
+  // seeds; a 60 s run shows no further convergence), and at one BDP, run
+  // to run (random CIDs and keys change packet timings), 0.61-0.71 over
+  // 30 runs, median 0.68. The draft's model has
   // no force toward equal shares here: a REFILL raises inflight straight to
   // inflight_longterm, so the loss it causes re-measures each flow's own
   // inflight_longterm, and the short-term bounds cut both flows to their
   // current delivery rates, keeping the ratio. What holds: neither flow
   // starves.
-  EXPECT_GE(sharing.second_share(), 0.3);
+  EXPECT_GE(sharing.second_share(), 0.2);
 }
 
 TEST(BbrSharingTest, BbrAgainstCubic) {
