@@ -354,6 +354,16 @@ def dataplane_command(binary, port, cores=1, extra=()):
     return [binary, "--listen=%s:%d" % (HOST, port), "--cores=%d" % cores] + list(extra)
 
 
+def handshake_server_flags(connections):
+    """dataplane flags for a handshake-rate run whose `connections` in flight
+    all come from one client address. dataplane bounds the half-open
+    connections per source address (default 32) and answers the ones above
+    the bound with Retry: a round trip, a token to seal and a second Initial,
+    work no compared server does (gtlsserver and quinn have no such bound).
+    A bound of twice the connections keeps every handshake a plain one."""
+    return ["--max-half-open-per-address=%d" % (2 * connections)]
+
+
 def ngtcp2_server_command(port, key, cert, htdocs=None, max_dyn_length=None):
     """gtlsserver --quiet on HOST:port with the PEM `key` and `cert`; `htdocs`
     is the directory it serves, `max_dyn_length` (say "4G") the largest

@@ -70,6 +70,13 @@ def resumed_limit(report):
     return 1.0 / (1.0 / report["x25519_keygen_per_sec"] + 1.0 / report["x25519_shared_per_sec"])
 
 
+def server_command(dataplane, port):
+    """Our server for a handshake run: one core on SERVER_CPU, with no Retry
+    for the run's own connections (bench_common.handshake_server_flags)."""
+    return taskset(SERVER_CPU, bench_common.dataplane_command(
+        dataplane, port, extra=bench_common.handshake_server_flags(CONNECTIONS)))
+
+
 def load(ctx, section, label, server_cmd, port, stop_signal, ready_text, duration, extra=()):
     """One quicload --handshake-only run (plus `extra` flags) against a fresh
     server: its JSON, with the server's CPU seconds during the run as
@@ -101,7 +108,15 @@ def load(ctx, section, label, server_cmd, port, stop_signal, ready_text, duratio
             (result.stdout + result.stderr).strip()[-300:]))
     if cpu_before is not None and cpu_after is not None:
         report["server_cpu_seconds"] = cpu_after - cpu_before
+    report["server_retries"] = bench_common.dataplane_total(server.log_text(), "retries")
     return report
+
+
+def retries_text(report):
+    """", N Retry packets sent" for a run of our server that sent any (their
+    cost is in its CPU time), else ""."""
+    retries = report.get("server_retries")
+    return ", %d Retry packets sent" % retries if retries else ""
 
 
 def per_cpu_second(report):
@@ -151,7 +166,7 @@ def run(ctx, section):
             for config in configs:
                 port = bench_common.free_udp_port()
                 if config in (OURS, OURS_RESUMED):
-                    cmd = taskset(SERVER_CPU, bench_common.dataplane_command(dataplane, port))
+                    cmd = server_command(dataplane, port)
                     report = load(ctx, section, config, cmd, port, signal.SIGTERM,
                                   bench_common.DATAPLANE_READY, duration,
                                   ["--resume"] if config == OURS_RESUMED else [])
@@ -179,10 +194,11 @@ def run(ctx, section):
                     ctx.log("handshakes: run %d %s: %s per busy lcore-second, worker %s busy" % (
                         run_index + 1, config, "%.0f" % busy if busy else "?",
                         "%.0f%%" % (100 * fraction) if fraction is not None else "?"))
-                ctx.log("handshakes: run %d %s: %.0f/s, %s per server CPU-second (limit %.0f/s)"
+                ctx.log("handshakes: run %d %s: %.0f/s, %s per server CPU-second (limit %.0f/s)%s"
                         % (run_index + 1, config, report["handshakes_per_sec"],
                            "%.0f" % capacity if capacity else "?",
-                           (resumed_limits if config in RESUMED else limits)[-1]))
+                           (resumed_limits if config in RESUMED else limits)[-1],
+                           retries_text(report)))
     except (RuntimeError, OSError, KeyError, ZeroDivisionError) as e:
         section.fail(str(e))
         return
@@ -297,7 +313,11 @@ def fill(section, limits, rates, failed, duration, capacities=None, resumed_limi
                  "gtlsserver), server on CPU %d, client on CPU %d; the crypto limits are "
                  "measured on CPU %d in the same alternating runs. Resumed runs add --resume: "
                  "every connection after each core's first resumes a ticket (PSK with X25519 "
-                 "key exchange)." % (CONNECTIONS, duration, SERVER_CPU, CLIENT_CPU, SERVER_CPU))
+                 "key exchange). Our server runs with %s: the run's connections all come from "
+                 "one address, and above its default bound of 32 half-open connections per "
+                 "address it would answer with Retry, work gtlsserver does not do." % (
+                     CONNECTIONS, duration, SERVER_CPU, CLIENT_CPU, SERVER_CPU,
+                     " ".join(bench_common.handshake_server_flags(CONNECTIONS))))
     section.data = {"crypto_limit_per_sec": limits, "resumed_crypto_limit_per_sec":
                     resumed_limits or [], "handshakes_per_sec": rates,
                     "handshakes_per_server_cpu_second": capacities,

@@ -110,7 +110,8 @@ def commands(dataplane, quicload, tag, duration, metrics_port, json_path, resume
     server = [dataplane, "--backend=dpdk", "--cores=1",
               "--ip=%s/%d" % (SERVER_IP, PREFIX_LENGTH),
               "--listen=%s:%d" % (SERVER_IP, UDP_PORT),
-              "--metrics=127.0.0.1:%d" % metrics_port,
+              "--metrics=127.0.0.1:%d" % metrics_port] + \
+        bench_common.handshake_server_flags(CONNECTIONS) + [
               "--eal=" + eal_arguments("server", socket_name, "dpq-hs-srv-" + tag, SERVER_CPU,
                                        SERVER_MAC)]
     client = [quicload, "--backend=dpdk", "--ip=%s/%d" % (CLIENT_IP, PREFIX_LENGTH),
@@ -317,6 +318,7 @@ def load(ctx, section, config, duration, window, run_index):
     if None in first[:3] or None in last[:3] or last[1] <= first[1]:
         raise RuntimeError("%s: could not read the server's handshakes or lcore CPU time" %
                            config)
+    report["server_retries"] = bench_common.dataplane_total(server.log_text(), "retries")
     figures = window_figures(first, last)
     if not figures["server_busy_seconds"]:
         raise RuntimeError("%s: no %s in the server's /metrics" % (config, BUSY_SECONDS))
