@@ -11,6 +11,7 @@
 // x25519_keygen_per_sec, x25519_shared_per_sec, handshake_crypto_limit_per_sec
 // (medians over the repetitions), plus cpu, seconds and repetitions.
 
+#include <openssl/crypto.h>
 #include <openssl/curve25519.h>
 #include <openssl/digest.h>
 #include <openssl/ec.h>
@@ -251,6 +252,9 @@ void print_rates(const Rates& rates, const Options& options) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Debian's BoringSSL runs its CPU feature detection here, not in a static
+  // initializer: without it X25519 takes the generic code path.
+  CRYPTO_library_init();
   std::string error;
   const std::optional<Options> options = parse_options(argc, argv, error);
   if (!options) {
