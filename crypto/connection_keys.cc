@@ -108,27 +108,55 @@ ConnectionKeys::~ConnectionKeys() {
   }
 }
 
+bool InitialKeys::derive(const MbManager& mb, uint32_t initial_version,
+                         std::span<const uint8_t> client_dcid) {
+  client.wipe();
+  version = initial_version;
+  return derive_initial_secrets(initial_version, client_dcid, secrets) &&
+         client.derive(mb, kInitialCipherSuite, initial_version, secrets.client);
+}
+
 bool ConnectionKeys::install_initial_keys(std::span<const uint8_t> client_dcid) {
   InitialSecrets secrets;
   if (!derive_initial_secrets(version_, client_dcid, secrets)) return false;
   const bool client = role_ == wire::Role::kClient;
+  initial_keys_version_ = version_;
   return install_secret(EncryptionLevel::kInitial, Direction::kWrite, kInitialCipherSuite,
                         client ? secrets.client : secrets.server) &&
          install_secret(EncryptionLevel::kInitial, Direction::kRead, kInitialCipherSuite,
                         client ? secrets.server : secrets.client);
 }
 
+bool ConnectionKeys::install_initial_keys(InitialKeys& derived) {
+  if (derived.version != version_ || !derived.client.installed()) return false;
+  const bool client = role_ == wire::Role::kClient;
+  DirectionKeys* own =
+      slot_for_install(EncryptionLevel::kInitial, client ? Direction::kWrite : Direction::kRead);
+  if (own == nullptr) return false;
+  own->secret.wipe();
+  derived.client.move_to(own->keys);
+  std::memcpy(own->secret.bytes.data(), derived.secrets.client.data(), kInitialSecretLength);
+  own->secret.length = kInitialSecretLength;
+  initial_keys_version_ = version_;
+  return install_secret(EncryptionLevel::kInitial, client ? Direction::kRead : Direction::kWrite,
+                        kInitialCipherSuite, derived.secrets.server);
+}
+
 bool ConnectionKeys::switch_initial_version(uint32_t version,
                                             std::span<const uint8_t> client_dcid) {
-  InitialSecrets secrets;
-  if (!derive_initial_secrets(version_, client_dcid, secrets)) return false;
-  const bool client = role_ == wire::Role::kClient;
-  if (slot_for_install(EncryptionLevel::kInitial, Direction::kRead) == nullptr) return false;
+  DirectionKeys* read = slot_for_install(EncryptionLevel::kInitial, Direction::kRead);
+  if (read == nullptr) return false;
   PacketKeys& original = handshake_levels_->original_initial_read;
-  original.wipe();
-  if (!original.derive(mb_, kInitialCipherSuite, version_,
-                       client ? secrets.server : secrets.client)) {
-    return false;
+  if (read->keys.installed() && initial_keys_version_ == version_) {
+    read->keys.move_to(original);
+  } else {
+    InitialSecrets secrets;
+    if (!derive_initial_secrets(version_, client_dcid, secrets)) return false;
+    const bool client = role_ == wire::Role::kClient;
+    if (!original.derive(mb_, kInitialCipherSuite, version_,
+                         client ? secrets.server : secrets.client)) {
+      return false;
+    }
   }
   version_ = version;
   return install_initial_keys(client_dcid);

@@ -33,6 +33,7 @@
 #include <span>
 
 #include "crypto/header_protection.h"
+#include "crypto/initial_secrets.h"
 #include "crypto/mb_manager.h"
 #include "crypto/packet_keys.h"
 #include "crypto/secret_sink.h"
@@ -112,6 +113,20 @@ class KeyPhase {
   std::optional<uint64_t> peer_update_packet_;
 };
 
+// Initial keys derived for one client Destination Connection ID before a
+// connection exists (RFC 9001 §5.2): a server opens the client's first
+// Initial with `client` to check it, and the connection then takes them
+// (ConnectionKeys::install_initial_keys), so no key is derived twice.
+struct InitialKeys {
+  // Both secrets and the client's packet keys for `version` (v1 or v2).
+  // False, with no keys installed, for an unsupported version.
+  bool derive(const MbManager& mb, uint32_t version, std::span<const uint8_t> client_dcid);
+
+  uint32_t version = 0;
+  InitialSecrets secrets;
+  PacketKeys client;
+};
+
 class ConnectionKeys final : public SecretSink {
  public:
   // `mb` expands key schedules at install and must outlive this object.
@@ -129,12 +144,19 @@ class ConnectionKeys final : public SecretSink {
   // RFC 9001 §5.2: Initial keys of both directions from the client's first
   // Destination Connection ID. A client calls it again after a Retry.
   bool install_initial_keys(std::span<const uint8_t> client_dcid);
+  // The same from keys derived earlier (`derived`, of this object's
+  // version): the client's packet keys move in and only the server's are
+  // derived. False, installing nothing, if `derived` is of another version
+  // or holds no keys.
+  bool install_initial_keys(InitialKeys& derived);
 
   // Compatible version negotiation (RFC 9368 §4, RFC 9369 §4.1): Initial
   // keys of both directions for `version` from `client_dcid`, while the read
   // keys of the current version are kept for the peer's Initials still in
   // it (a server reads the client's first-version Initials until the client
-  // follows). Later keys use `version`'s labels.
+  // follows). Later keys use `version`'s labels. `client_dcid` is the one
+  // the installed Initial keys are for: their read keys are kept as the
+  // original version's, not derived again.
   bool switch_initial_version(uint32_t version, std::span<const uint8_t> client_dcid);
   // The Initial read keys of the version before the switch, or null.
   const PacketKeys* original_initial_read_keys() const;
@@ -246,6 +268,8 @@ class ConnectionKeys final : public SecretSink {
   const MbManager& mb_;
   const wire::Role role_;
   uint32_t version_;
+  // The version the installed Initial keys were derived with.
+  uint32_t initial_keys_version_ = 0;
   DirectionKeys application_[2];
   std::unique_ptr<HandshakeLevels> handshake_levels_;
 

@@ -117,6 +117,15 @@ bool HeaderProtectionKey::install(const MbManager& mb, CipherSuite suite,
   return true;
 }
 
+void HeaderProtectionKey::move_to(HeaderProtectionKey& to) {
+  if (&to == this) return;
+  to.wipe();
+  std::memcpy(to.schedule_, schedule_, sizeof(schedule_));
+  to.suite_ = suite_;
+  to.installed_ = installed_;
+  wipe();
+}
+
 void HeaderProtectionKey::wipe() {
   OPENSSL_cleanse(schedule_, sizeof(schedule_));
   installed_ = false;

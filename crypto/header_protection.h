@@ -33,6 +33,8 @@ class HeaderProtectionKey {
 
   // `key` is aead_key_length(suite) bytes. Returns false on a wrong length.
   bool install(const MbManager& mb, CipherSuite suite, std::span<const uint8_t> key);
+  // Moves this key into `to` and wipes it here.
+  void move_to(HeaderProtectionKey& to);
   void wipe();
 
   bool installed() const { return installed_; }

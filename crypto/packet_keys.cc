@@ -106,6 +106,11 @@ bool PacketKeys::install(const MbManager& mb, const KeyMaterial& material) {
   return true;
 }
 
+void PacketKeys::move_to(PacketKeys& to) {
+  aead_.move_to(to.aead_);
+  hp_.move_to(to.hp_);
+}
+
 void PacketKeys::wipe() {
   aead_.wipe();
   hp_.wipe();

@@ -114,6 +114,8 @@ class PacketKeys {
   bool derive(const MbManager& mb, CipherSuite suite, uint32_t version,
               std::span<const uint8_t> secret);
   bool install(const MbManager& mb, const KeyMaterial& material);
+  // Moves these keys into `to` and wipes them here.
+  void move_to(PacketKeys& to);
   void wipe();
 
   bool installed() const { return aead_.installed(); }

@@ -154,7 +154,10 @@ bool Connection::start_server(Instant now, const PathAddresses& path, const Serv
                          start.client_scid});
   }
   keys_.set_version(start.version);
-  if (!keys_.install_initial_keys(start.client_dcid.span())) {
+  const bool installed = start.initial_keys != nullptr
+                             ? keys_.install_initial_keys(*start.initial_keys)
+                             : keys_.install_initial_keys(start.client_dcid.span());
+  if (!installed) {
     finish(CloseReason::kTransportError);
     return false;
   }

@@ -121,6 +121,10 @@ struct ServerStart {
   wire::ConnectionId local_cid;                  // ours, issued by the endpoint (sequence 0)
   std::optional<wire::ConnectionId> retry_scid;  // when a Retry preceded
   bool address_validated = false;                // a valid token came with the Initial
+  // The Initial keys of client_dcid and `version` the endpoint derived to
+  // check the Initial, taken by start_server (their client keys move out);
+  // null: derived there.
+  crypto::InitialKeys* initial_keys = nullptr;
 };
 
 struct ConnectionStats {

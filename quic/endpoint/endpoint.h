@@ -246,8 +246,8 @@ class Endpoint {
   // Creates the server connection for an accepted Initial in a free slot.
   void open_server_connection(Instant now, const conn::PathAddresses& path,
                               transmit::EcnCodepoint ecn, std::span<uint8_t> bytes,
-                              const wire::ParsedHeader& header,
-                              const crypto::ValidatedToken* token);
+                              const wire::ParsedHeader& header, const crypto::ValidatedToken* token,
+                              crypto::InitialKeys* initial_keys);
   // While crowded, drops unvalidated half-open connections older than
   // crowded_handshake_timeout.
   void expire_unvalidated(Instant now);
@@ -258,7 +258,8 @@ class Endpoint {
                       wire::TransportErrorCode code);
   // Whether the datagram's first packet (a client Initial) authenticates
   // under the Initial keys of its DCID: opened on a copy, so that nothing is
-  // allocated or kept for one that does not (RFC 9001 §5.3).
+  // allocated or kept for one that does not (RFC 9001 §5.3). The keys stay
+  // in checked_initial_ for the connection.
   bool initial_packet_opens(const wire::ParsedHeader& header, std::span<const uint8_t> bytes);
   void reply_stateless_reset(Instant now, const conn::PathAddresses& path,
                              std::span<const uint8_t> bytes, std::span<const uint8_t> dcid);
@@ -344,6 +345,7 @@ class Endpoint {
   void sift_timer_down(size_t position);
   FixedRing<StatelessReply> replies_;
   std::vector<uint8_t> initial_scratch_;  // initial_packet_opens()' copy
+  crypto::InitialKeys checked_initial_;   // and the keys it opened with
   EndpointStats stats_;
 };
 

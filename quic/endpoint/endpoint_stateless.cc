@@ -80,14 +80,16 @@ void Endpoint::accept_initial(Instant now, const conn::PathAddresses& path,
   // rate that turns Retry on. With the pool full only a client that proved
   // its address gets that far: it takes the slot of the oldest one that
   // has not.
+  crypto::InitialKeys* checked_keys = nullptr;
   if (!free_slots_.empty() || validated) {
     if (!initial_packet_opens(header, bytes)) {
       ++stats_.datagrams_dropped;
       return;
     }
+    checked_keys = &checked_initial_;
     if (free_slots_.empty()) (void)evict_unvalidated(now);
   }
-  open_server_connection(now, path, ecn, bytes, header, validated ? &token : nullptr);
+  open_server_connection(now, path, ecn, bytes, header, validated ? &token : nullptr, checked_keys);
 }
 
 bool Endpoint::answer_unvalidated(Instant now, const conn::PathAddresses& path,
@@ -120,7 +122,8 @@ void Endpoint::send_retry(Instant now, const conn::PathAddresses& path,
 void Endpoint::open_server_connection(Instant now, const conn::PathAddresses& path,
                                       transmit::EcnCodepoint ecn, std::span<uint8_t> bytes,
                                       const wire::ParsedHeader& header,
-                                      const crypto::ValidatedToken* token) {
+                                      const crypto::ValidatedToken* token,
+                                      crypto::InitialKeys* initial_keys) {
   const auto handle = take_slot();
   if (!handle) {
     ++stats_.connections_refused;
@@ -144,6 +147,7 @@ void Endpoint::open_server_connection(Instant now, const conn::PathAddresses& pa
   start.client_scid = header.source_connection_id();
   start.local_cid = cid_generator_.generate();
   start.address_validated = token != nullptr;
+  start.initial_keys = initial_keys;
   if (token != nullptr && token->type == crypto::AddressTokenType::kRetry) {
     start.original_dcid = token->original_dcid;
     start.retry_scid = client_dcid;
@@ -208,23 +212,17 @@ bool Endpoint::initial_packet_opens(const wire::ParsedHeader& header,
   if (header.packet_size > bytes.size() || header.packet_size > initial_scratch_.size()) {
     return false;
   }
-  crypto::ConnectionKeys keys(mb_, wire::Role::kServer, header.version);
-  if (!keys.install_initial_keys(header.dcid)) return false;
-  const crypto::HeaderProtectionKey* hp =
-      keys.read_header_protection(crypto::EncryptionLevel::kInitial);
-  if (hp == nullptr) return false;
+  crypto::InitialKeys& keys = checked_initial_;
+  if (!keys.derive(mb_, header.version, header.dcid)) return false;
   std::span<uint8_t> packet(initial_scratch_.data(), header.packet_size);
   std::copy_n(bytes.data(), packet.size(), packet.data());
   wire::PacketNumberFields fields;
-  if (conn::remove_packet_header_protection(mb_, *hp, packet, header, std::nullopt, fields) ==
-      wire::WireError::kDrop) {
+  if (conn::remove_packet_header_protection(mb_, keys.client.header_protection(), packet, header,
+                                            std::nullopt, fields) == wire::WireError::kDrop) {
     return false;
   }
-  const crypto::ReadKeySelection selection =
-      keys.select_read_key(crypto::EncryptionLevel::kInitial, false, fields.packet_number, 0);
-  if (selection.key == nullptr) return false;
   std::span<const uint8_t> plaintext;
-  return conn::open_packet_payload(mb_, *selection.key, packet, fields, plaintext) ==
+  return conn::open_packet_payload(mb_, keys.client.aead(), packet, fields, plaintext) ==
          crypto::PacketStatus::kOk;
 }
 

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -142,6 +143,86 @@ TEST(ConnectionKeys, InitialKeysAreRfc9001A1) {
   Bytes opened(payload.size());
   EXPECT_EQ(open(mb, {selection.key, 2, header, sealed, opened}), PacketStatus::kOk);
   EXPECT_EQ(opened, payload);
+}
+
+// The same AEAD key, IV and header protection key schedule.
+bool same_keys(const AeadKey& a, const HeaderProtectionKey& a_hp, const AeadKey& b,
+               const HeaderProtectionKey& b_hp) {
+  return a.installed() && b.installed() && a.iv() == b.iv() &&
+         std::memcmp(&a.gcm(), &b.gcm(), sizeof(gcm_key_data)) == 0 && a_hp.installed() &&
+         std::memcmp(a_hp.schedule(), b_hp.schedule(), 15 * 16) == 0;
+}
+
+bool same_initial_read_keys(ConnectionKeys& a, ConnectionKeys& b) {
+  return same_keys(*a.select_read_key(EncryptionLevel::kInitial, false, 0, 0).key,
+                   *a.read_header_protection(EncryptionLevel::kInitial),
+                   *b.select_read_key(EncryptionLevel::kInitial, false, 0, 0).key,
+                   *b.read_header_protection(EncryptionLevel::kInitial));
+}
+
+TEST(ConnectionKeys, InitialKeysDerivedBeforeTheConnectionMoveInUnchanged) {
+  MbManager mb;
+  InitialKeys derived;
+  ASSERT_TRUE(derived.derive(mb, wire::kVersion1, kDcid));
+  EXPECT_EQ(derived.client.aead().iv(),
+            (std::array<uint8_t, 12>{0xfa, 0x04, 0x4b, 0x2f, 0x42, 0xa3, 0xfd, 0x3b, 0x46, 0xfb,
+                                     0x25, 0x5c}));  // RFC 9001 A.1, the client's
+  ConnectionKeys server(mb, wire::Role::kServer, wire::kVersion1);
+  ASSERT_TRUE(server.install_initial_keys(derived));
+  EXPECT_FALSE(derived.client.installed());  // moved out and wiped
+  EXPECT_TRUE(all_zero(&derived.client.aead().gcm(), sizeof(gcm_key_data)));
+
+  ConnectionKeys reference(mb, wire::Role::kServer, wire::kVersion1);
+  ASSERT_TRUE(reference.install_initial_keys(kDcid));
+  EXPECT_TRUE(same_initial_read_keys(server, reference));
+  const PacketKeys& write = *server.write_keys(EncryptionLevel::kInitial);
+  const PacketKeys& reference_write = *reference.write_keys(EncryptionLevel::kInitial);
+  EXPECT_TRUE(same_keys(write.aead(), write.header_protection(), reference_write.aead(),
+                        reference_write.header_protection()));
+  for (Direction direction : {Direction::kRead, Direction::kWrite}) {
+    const auto secret = server.secret(EncryptionLevel::kInitial, direction);
+    const auto expected = reference.secret(EncryptionLevel::kInitial, direction);
+    EXPECT_TRUE(std::equal(secret.begin(), secret.end(), expected.begin(), expected.end()));
+  }
+
+  // Keys of another version install nothing and stay where they are.
+  InitialKeys other;
+  ASSERT_TRUE(other.derive(mb, wire::kVersion2, kDcid));
+  ConnectionKeys v1(mb, wire::Role::kServer, wire::kVersion1);
+  EXPECT_FALSE(v1.install_initial_keys(other));
+  EXPECT_FALSE(v1.has_keys(EncryptionLevel::kInitial, Direction::kRead));
+  EXPECT_TRUE(other.client.installed());
+  EXPECT_FALSE(v1.install_initial_keys(derived));  // nothing left in it
+  EXPECT_FALSE(derived.derive(mb, 0x1a2a3a4a, kDcid));
+  EXPECT_FALSE(derived.client.installed());
+}
+
+TEST(ConnectionKeys, VersionSwitchKeepsTheInstalledReadKeysAsTheOriginalVersions) {
+  MbManager mb;
+  ConnectionKeys server(mb, wire::Role::kServer, wire::kVersion1);
+  ASSERT_TRUE(server.install_initial_keys(kDcid));
+  ASSERT_TRUE(server.switch_initial_version(wire::kVersion2, kDcid));
+
+  ConnectionKeys v1(mb, wire::Role::kServer, wire::kVersion1);
+  ASSERT_TRUE(v1.install_initial_keys(kDcid));
+  const PacketKeys* original = server.original_initial_read_keys();
+  ASSERT_NE(original, nullptr);
+  EXPECT_TRUE(same_keys(original->aead(), original->header_protection(),
+                        *v1.select_read_key(EncryptionLevel::kInitial, false, 0, 0).key,
+                        *v1.read_header_protection(EncryptionLevel::kInitial)));
+  ConnectionKeys v2(mb, wire::Role::kServer, wire::kVersion2);
+  ASSERT_TRUE(v2.install_initial_keys(kDcid));
+  EXPECT_TRUE(same_initial_read_keys(server, v2));
+
+  // Back to the first version (the client did not follow): the second
+  // version's read keys are the original ones now, and v1's are installed.
+  ASSERT_TRUE(server.switch_initial_version(wire::kVersion1, kDcid));
+  EXPECT_TRUE(same_initial_read_keys(server, v1));
+  original = server.original_initial_read_keys();
+  ASSERT_NE(original, nullptr);
+  EXPECT_TRUE(same_keys(original->aead(), original->header_protection(),
+                        *v2.select_read_key(EncryptionLevel::kInitial, false, 0, 0).key,
+                        *v2.read_header_protection(EncryptionLevel::kInitial)));
 }
 
 TEST(ConnectionKeys, DiscardWipesSecretsAndKeys) {
