@@ -72,7 +72,7 @@ def resumed_limit(report):
 
 def server_command(dataplane, port):
     """Our server for a handshake run: one core on SERVER_CPU, with no Retry
-    for the run's own connections (bench_common.handshake_server_flags)."""
+    (bench_common.handshake_server_flags)."""
     return taskset(SERVER_CPU, bench_common.dataplane_command(
         dataplane, port, extra=bench_common.handshake_server_flags(CONNECTIONS)))
 
@@ -314,8 +314,9 @@ def fill(section, limits, rates, failed, duration, capacities=None, resumed_limi
                  "measured on CPU %d in the same alternating runs. Resumed runs add --resume: "
                  "every connection after each core's first resumes a ticket (PSK with X25519 "
                  "key exchange). Our server runs with %s: the run's connections all come from "
-                 "one address, and above its default bound of 32 half-open connections per "
-                 "address it would answer with Retry, work gtlsserver does not do." % (
+                 "one address, and by default it answers with Retry the Initials above 32 "
+                 "half-open connections per address, and all of them above 5,000 new "
+                 "connections a second, work gtlsserver does not do." % (
                      CONNECTIONS, duration, SERVER_CPU, CLIENT_CPU, SERVER_CPU,
                      " ".join(bench_common.handshake_server_flags(CONNECTIONS))))
     section.data = {"crypto_limit_per_sec": limits, "resumed_crypto_limit_per_sec":

@@ -330,7 +330,7 @@ class HandshakesDpdkTest(unittest.TestCase):
         self.assertEqual(server, [
             "/b/dataplane", "--backend=dpdk", "--cores=1", "--ip=10.77.0.1/24",
             "--listen=10.77.0.1:4433", "--metrics=127.0.0.1:9100",
-            "--max-half-open-per-address=128",
+            "--retry=never", "--max-half-open-per-address=128",
             "--eal=--in-memory -m 256 --no-pci --no-telemetry --file-prefix=dpq-hs-srv-T "
             "--lcores=0@0,1@0 --vdev=net_memif0,role=server,socket=/tmp/dpq-memif-T.sock,id=0,"
             "mac=02:00:00:77:00:01"])
@@ -345,6 +345,7 @@ class HandshakesDpdkTest(unittest.TestCase):
     def test_our_handshake_server_answers_the_runs_connections_without_retry(self):
         cmd = suite_handshakes.server_command("/b/dataplane", 4433)
         self.assertIn("--max-half-open-per-address=%d" % (2 * suite_handshakes.CONNECTIONS), cmd)
+        self.assertIn("--retry=never", cmd)
         self.assertIn("--cores=1", cmd)
         self.assertEqual(suite_handshakes.retries_text({"server_retries": 0}), "")
         self.assertEqual(suite_handshakes.retries_text({"server_retries": None}), "")
