@@ -179,15 +179,13 @@ def run(ctx, section):
                     cmd = taskset(SERVER_CPU, bench_common.ngtcp2_server_command(port, key, cert))
                     report = load(ctx, section, config, cmd, port, signal.SIGINT, None,
                                   duration)
+                round_limit = (resumed_limits if config in RESUMED else limits)[-1]
                 rates[config].append(report["handshakes_per_sec"])
                 failed[config].append(report.get("handshakes_failed", 0))
                 capacity = suite_handshakes_dpdk.per_lcore_second(report) if config in DPDK \
                     else per_cpu_second(report)
                 if capacity is not None:
                     capacities[config].append(capacity)
-                    if config not in DPDK:
-                        _add_round_ratio(round_ratios, config, capacity, resumed_limits[-1]
-                                         if config in RESUMED else limits[-1])
                 busy = None
                 if config in DPDK:
                     busy = suite_handshakes_dpdk.per_busy_second(report)
@@ -196,26 +194,22 @@ def run(ctx, section):
                         busy_capacities[config].append(busy)
                     if fraction is not None:
                         busy_fractions[config].append(fraction)
-                    _add_round_ratio(round_ratios, config, busy, resumed_limits[-1]
-                                     if config in RESUMED else limits[-1])
                     ctx.log("handshakes: run %d %s: %s per busy lcore-second, worker %s busy" % (
                         run_index + 1, config, "%.0f" % busy if busy else "?",
                         "%.0f%%" % (100 * fraction) if fraction is not None else "?"))
                 ctx.log("handshakes: run %d %s: %.0f/s, %s per server CPU-second (limit %.0f/s)%s"
                         % (run_index + 1, config, report["handshakes_per_sec"],
-                           "%.0f" % capacity if capacity else "?",
-                           (resumed_limits if config in RESUMED else limits)[-1],
+                           "%.0f" % capacity if capacity else "?", round_limit,
                            retries_text(report)))
+                # The figure the target judges: per busy lcore-second on DPDK.
+                judged = busy if config in DPDK else capacity
+                if judged is not None and round_limit:
+                    round_ratios[config].append(judged / round_limit)
     except (RuntimeError, OSError, KeyError, ZeroDivisionError) as e:
         section.fail(str(e))
         return
     fill(section, limits, rates, failed, duration, capacities, resumed_limits, busy_capacities,
          busy_fractions, round_ratios)
-
-
-def _add_round_ratio(round_ratios, config, figure, limit):
-    if figure is not None and limit:
-        round_ratios[config].append(figure / limit)
 
 
 def _judged(config, figures, limit_of, round_ratios):
