@@ -188,8 +188,8 @@ def keep_other_sections(results, results_path):
         return results
     merged = suite_report.merge_previous(results, previous)
     if merged is None:
-        log("%s comes from a run with other --runs or --quick: it is replaced by this run's "
-            "sections only" % results_path)
+        log("%s comes from a run with other --runs or --quick, or from another machine: it is "
+            "replaced by this run's sections only" % results_path)
         return results
     kept = [s["number"] for s in merged["sections"] if s not in results["sections"]]
     log("kept sections %s from %s" % (", ".join(kept) or "none", results_path))

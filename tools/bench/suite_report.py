@@ -49,6 +49,15 @@ def build_results(sections, machine, command, runs, quick):
     return results
 
 
+MACHINE_KEYS = ("cpu_model", "cores", "memory_bytes", "machine")
+
+
+def same_machine(one, other):
+    """Whether two runs' machine descriptions name the same kind of machine
+    (the kernel and the date may differ)."""
+    return all(one.get(k) == other.get(k) for k in MACHINE_KEYS)
+
+
 def merge_previous(results, previous):
     """`results` of a run of some sections (--only) completed with the other
     sections of `previous`, the results.json it replaces, in report order.
@@ -56,6 +65,8 @@ def merge_previous(results, previous):
     every section (command and date), which render() cites. None when the
     two cannot be mixed: a --quick run with a full one, or other --runs."""
     if previous.get("quick") != results["quick"] or previous.get("runs") != results["runs"]:
+        return None
+    if not same_machine(previous.get("machine_description", {}), results["machine_description"]):
         return None
     fresh = {s["key"] for s in results["sections"]}
     kept = [s for s in previous.get("sections", []) if s.get("key") not in fresh]
