@@ -253,7 +253,7 @@ void H3Client::on_stream_readable(Instant now, Connection& connection, uint64_t 
       return;
     }
     const uint64_t id = request->id;
-    const int rv = session.read_stream(stream_id, scratch_, fin);
+    const int rv = session.read_stream(stream_id, fin);
     if (rv < 0) return fail(now, connection, rv);
     auto it = requests_.find(id);
     if (fin && it != requests_.end()) {
@@ -261,7 +261,7 @@ void H3Client::on_stream_readable(Instant now, Connection& connection, uint64_t 
       queue_reap(connection, *it->second);
     }
   } else {
-    const int rv = session.read_stream(stream_id, scratch_, fin);
+    const int rv = session.read_stream(stream_id, fin);
     if (rv < 0) return fail(now, connection, rv);
     if (connection.goaway_pending) apply_goaway(connection);
   }

@@ -218,7 +218,7 @@ void H3Server::on_stream_readable(Instant now, Connection& connection, uint64_t 
   if (conn::is_client_bidirectional(stream_id))
     return on_request_readable(now, connection, stream_id);
   bool fin = false;
-  const int rv = connection.session.read_stream(stream_id, scratch_, fin);
+  const int rv = connection.session.read_stream(stream_id, fin);
   if (rv < 0) return fail(now, connection, rv);
   // The control stream may have carried PRIORITY_UPDATE frames (the QPACK
   // encoder stream, read far more often, cannot).

@@ -80,16 +80,26 @@ bool H3Session::is_local_critical(uint64_t stream_id) const {
   return stream_id == control_ || stream_id == encoder_ || stream_id == decoder_;
 }
 
-int H3Session::read_stream(uint64_t stream_id, std::span<uint8_t> scratch, bool& fin) {
+int H3Session::read_stream(uint64_t stream_id, bool& fin) {
   fin = false;
   for (;;) {
     bool end = false;
-    const size_t n = endpoint_.read(handle_, stream_id, scratch, end);
-    // Nothing (or a reset being reported): nghttp3 must not hear of it, or
-    // of a stream QUIC has finished with.
-    if (n == 0 && !end) return 0;
+    const std::span<const uint8_t> piece = endpoint_.peek(handle_, stream_id, end);
+    if (piece.empty() && !end) {
+      // Nothing, or a reset QUIC reports now: nghttp3 must not hear of it,
+      // or of a stream QUIC has finished with.
+      (void)endpoint_.consume(handle_, stream_id, 0, end);
+      return 0;
+    }
+    reading_ = stream_id;
     const nghttp3_ssize rv = nghttp3_conn_read_stream(conn_, static_cast<int64_t>(stream_id),
-                                                      scratch.data(), n, end ? 1 : 0);
+                                                      piece.data(), piece.size(), end ? 1 : 0);
+    reading_.reset();
+    (void)endpoint_.consume(handle_, stream_id, piece.size(), end);
+    if (deferred_stop_.has_value()) {
+      (void)endpoint_.stop_sending(handle_, stream_id, *deferred_stop_);
+      deferred_stop_.reset();
+    }
     if (rv < 0) return static_cast<int>(rv);
     if (end) {
       fin = true;
@@ -208,6 +218,10 @@ void H3Session::reset_stream(uint64_t stream_id, uint64_t code) {
 }
 
 void H3Session::stop_sending(uint64_t stream_id, uint64_t code) {
+  if (reading_ == stream_id) {
+    if (!deferred_stop_.has_value()) deferred_stop_ = code;
+    return;
+  }
   (void)endpoint_.stop_sending(handle_, stream_id, code);
 }
 

@@ -90,10 +90,11 @@ class H3Session {
   // Whether `stream_id` is one of our control / QPACK streams.
   bool is_local_critical(uint64_t stream_id) const;
 
-  // Feeds everything readable on the stream to nghttp3. `fin` says whether
-  // the stream's end was delivered. Returns 0 or an nghttp3 error (fatal
-  // to the connection).
-  int read_stream(uint64_t stream_id, std::span<uint8_t> scratch, bool& fin);
+  // Feeds everything readable on the stream to nghttp3, in place (the
+  // endpoint's peek and consume: no copy). `fin` says whether the stream's
+  // end was delivered. Returns 0 or an nghttp3 error (fatal to the
+  // connection).
+  int read_stream(uint64_t stream_id, bool& fin);
   // Writes what nghttp3 has, see H3WriteStatus; error() after kFatal.
   H3WriteStatus write(ChunkStager& stager, H3StreamOwner& owner);
   int error() const { return error_; }
@@ -138,6 +139,10 @@ class H3Session {
   nghttp3_conn* conn_ = nullptr;
   std::optional<uint64_t> control_, encoder_, decoder_;
   std::vector<int64_t> reap_list_;
+  // While nghttp3 reads a stream's bytes in place, STOP_SENDING on that
+  // stream (which frees them) waits until nghttp3 returns.
+  std::optional<uint64_t> reading_;
+  std::optional<uint64_t> deferred_stop_;
   bool ready_ = false;  // on the application's H3ReadyList
   bool bound_ = false;
   bool failed_ = false;

@@ -162,11 +162,13 @@ bool PerfClient::write(Request* request) {
 void PerfClient::on_readable(Request* request) {
   bool fin = false;
   for (;;) {
-    const size_t n = endpoint_.read(request->handle, request->stream_id, scratch_, fin);
+    // Checked in place, then consumed: no copy.
+    const std::span<const uint8_t> piece = endpoint_.peek(request->handle, request->stream_id, fin);
+    if (request->content_ok && !matches_synthetic(request->received, piece)) {
+      request->content_ok = false;
+    }
+    const size_t n = endpoint_.consume(request->handle, request->stream_id, piece.size(), fin);
     if (n != 0) {
-      if (request->content_ok && !matches_synthetic(request->received, {scratch_.data(), n})) {
-        request->content_ok = false;
-      }
       request->received += n;
       counters_.response_bytes_received += n;
       if (request->received > request->response_size) {
@@ -275,7 +277,7 @@ void PerfClient::on_event(Instant, const endpoint::EndpointEvent& event) {
     case ConnectionEventType::kStreamReset:
       if (Request* request = table_.find(handle, stream_id)) {
         bool fin = false;
-        (void)endpoint_.read(handle, stream_id, scratch_, fin);  // ends the receive side
+        (void)endpoint_.consume(handle, stream_id, 0, fin);  // ends the receive side
         finish(request, PerfResult::kReset, event.event.error_code, false);
       }
       break;

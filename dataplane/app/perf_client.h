@@ -173,7 +173,6 @@ class PerfClient final : public Application {
   uint64_t sequence_ = 0;
   bool out_of_records_ = false;
   PerfClientCounters counters_;
-  std::array<uint8_t, 16 * 1024> scratch_;
 };
 
 }  // namespace dpquic::dataplane

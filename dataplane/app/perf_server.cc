@@ -1,6 +1,7 @@
 #include "dataplane/app/perf_server.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -145,7 +146,7 @@ void PerfServer::on_event(Instant, const endpoint::EndpointEvent& event) {
       // The client abandoned its request: read() ends the receive side; the
       // response, if any is still owed, is abandoned too.
       bool fin = false;
-      (void)endpoint_.read(handle, stream_id, scratch_, fin);
+      (void)endpoint_.consume(handle, stream_id, 0, fin);
       if (Record* record = table_.find(handle, stream_id)) {
         refuse(handle, stream_id, /*stop_receiving=*/false);
         ++counters_.abandoned_streams;
@@ -173,7 +174,7 @@ void PerfServer::on_stream_readable(endpoint::ConnectionHandle handle, uint64_t 
     // A refused stream: drop what arrived before the client saw
     // STOP_SENDING, which also ends the stream at FIN.
     bool fin = false;
-    while (endpoint_.read(handle, stream_id, scratch_, fin) != 0 && !fin) {
+    while (endpoint_.consume(handle, stream_id, SIZE_MAX, fin) != 0 && !fin) {
     }
     return;
   }
@@ -186,12 +187,15 @@ bool PerfServer::on_readable(Record* record) {
   bool fin = false;
   bool progressed = false;
   for (;;) {
-    const size_t n = endpoint_.read(record->handle, record->stream_id, scratch_, fin);
-    progressed = progressed || n != 0 || fin;
+    // The request's size is read in place; upload bytes after it are
+    // consumed unread.
+    const std::span<const uint8_t> piece = endpoint_.peek(record->handle, record->stream_id, fin);
     size_t used = 0;
-    while (used < n && record->size_bytes_read < record->size_bytes.size()) {
-      record->size_bytes[record->size_bytes_read++] = scratch_[used++];
+    while (used < piece.size() && record->size_bytes_read < record->size_bytes.size()) {
+      record->size_bytes[record->size_bytes_read++] = piece[used++];
     }
+    const size_t n = endpoint_.consume(record->handle, record->stream_id, SIZE_MAX, fin);
+    progressed = progressed || n != 0 || fin;
     counters_.uploads_bytes_received += n - used;
     if (n == 0 || fin) break;
   }

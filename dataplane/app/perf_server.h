@@ -145,7 +145,6 @@ class PerfServer final : public Application {
   std::vector<Instant> idle_since_;
   Instant next_close_ = kNever;
   PerfServerCounters counters_;
-  std::array<uint8_t, 16 * 1024> scratch_;  // uploads are read and dropped
 };
 
 }  // namespace dpquic::dataplane

@@ -195,6 +195,12 @@ class Connection final : private recovery::LossEvents, private crypto::ClientHel
   // Bytes copied; `fin` once the whole stream was read. 0 with fin false:
   // nothing readable now (or no such stream).
   size_t read(uint64_t stream_id, std::span<uint8_t> out, bool& fin);
+  // Zero-copy reading (ReceiveStream::peek and consume): the stream's next
+  // contiguous bytes in place, valid until consume() or the next datagram;
+  // `fin` when reading all of them reads the stream. consume() marks up to n
+  // of them read and returns how many, `fin` and resets as read() does.
+  std::span<const uint8_t> peek(uint64_t stream_id, bool& fin);
+  size_t consume(uint64_t stream_id, size_t n, bool& fin);
   bool reset_stream(uint64_t stream_id, uint64_t error_code);
   bool stop_sending(uint64_t stream_id, uint64_t error_code);
   uint64_t stream_writable_bytes(uint64_t stream_id) const;
@@ -590,6 +596,8 @@ class Connection final : private recovery::LossEvents, private crypto::ClientHel
   void write_stream_control_frames(Stream& stream, wire::ByteWriter& frames);
   void write_stream_data(Stream& stream, transmit::PacketPayloadWriter& writer);
   void account_consumed(Stream& stream);
+  // read() and consume()'s end: flow control, MAX_STREAM_DATA, freeing.
+  void after_read(Stream& stream, size_t n, bool fin);
 
   // connection_recovery.cc: acknowledgments, losses, timers, closing.
   void on_packet_acked(wire::PacketNumberSpace space, uint64_t packet_number,

@@ -220,10 +220,30 @@ size_t Connection::read(uint64_t stream_id, std::span<uint8_t> out, bool& fin) {
   Stream* stream = find_stream(stream_id);
   if (stream == nullptr || !stream->receive) return 0;
   const size_t n = stream->receive->read(out, fin, now_, loss_.rtt().smoothed_rtt());
-  account_consumed(*stream);
-  if (n != 0 && stream->receive->window().update_due()) schedule_stream(*stream);
-  if (fin || stream->receive->finished()) free_stream_if_done(*stream);
+  after_read(*stream, n, fin);
   return n;
+}
+
+std::span<const uint8_t> Connection::peek(uint64_t stream_id, bool& fin) {
+  fin = false;
+  Stream* stream = find_stream(stream_id);
+  if (stream == nullptr || !stream->receive) return {};
+  return stream->receive->peek(fin);
+}
+
+size_t Connection::consume(uint64_t stream_id, size_t n, bool& fin) {
+  fin = false;
+  Stream* stream = find_stream(stream_id);
+  if (stream == nullptr || !stream->receive) return 0;
+  const size_t consumed = stream->receive->consume(n, fin, now_, loss_.rtt().smoothed_rtt());
+  after_read(*stream, consumed, fin);
+  return consumed;
+}
+
+void Connection::after_read(Stream& stream, size_t n, bool fin) {
+  account_consumed(stream);
+  if (n != 0 && stream.receive->window().update_due()) schedule_stream(stream);
+  if (fin || stream.receive->finished()) free_stream_if_done(stream);
 }
 
 bool Connection::reset_stream(uint64_t stream_id, uint64_t error_code) {

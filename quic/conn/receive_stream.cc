@@ -113,34 +113,45 @@ TransportError ReceiveStream::on_reset_stream(uint64_t error_code, uint64_t fina
   return {};
 }
 
-void ReceiveStream::note_read(Instant now, Duration rtt) {
-  window_.on_consumed(buffer_.read_offset(), now, rtt);
-  if (state_ == ReceiveStreamState::kDataRecvd && buffer_.read_offset() == final_size_)
-    state_ = ReceiveStreamState::kDataRead;
-}
-
-size_t ReceiveStream::read(std::span<uint8_t> out, bool& fin, Instant now, Duration rtt) {
+bool ReceiveStream::begin_read(bool& fin) {
   fin = false;
   if (state_ == ReceiveStreamState::kResetRecvd) {
     state_ = ReceiveStreamState::kResetRead;  // the application now knows
-    return 0;
+    return false;
   }
-  if (stopped_ || state_ == ReceiveStreamState::kResetRead) return 0;
-  const size_t n = buffer_.read(out);
-  note_read(now, rtt);
+  return !stopped_ && state_ != ReceiveStreamState::kResetRead;
+}
+
+void ReceiveStream::end_read(bool& fin, Instant now, Duration rtt) {
+  window_.on_consumed(buffer_.read_offset(), now, rtt);
+  if (state_ == ReceiveStreamState::kDataRecvd && buffer_.read_offset() == final_size_)
+    state_ = ReceiveStreamState::kDataRead;
   fin = state_ == ReceiveStreamState::kDataRead;
+}
+
+size_t ReceiveStream::read(std::span<uint8_t> out, bool& fin, Instant now, Duration rtt) {
+  if (!begin_read(fin)) return 0;
+  const size_t n = buffer_.read(out);
+  end_read(fin, now, rtt);
   return n;
 }
 
-std::span<const uint8_t> ReceiveStream::peek() const {
+std::span<const uint8_t> ReceiveStream::peek(bool& fin) const {
+  fin = false;
   if (stopped_ || reset_received()) return {};
-  return buffer_.readable();
+  const std::span<const uint8_t> piece = buffer_.readable();
+  fin = state_ == ReceiveStreamState::kDataRead ||
+        (state_ == ReceiveStreamState::kDataRecvd &&
+         buffer_.read_offset() + piece.size() == final_size_);
+  return piece;
 }
 
-void ReceiveStream::consume(size_t n, Instant now, Duration rtt) {
-  if (stopped_ || reset_received()) return;
+size_t ReceiveStream::consume(size_t n, bool& fin, Instant now, Duration rtt) {
+  if (!begin_read(fin)) return 0;
+  const uint64_t before = buffer_.read_offset();
   buffer_.consume(n);
-  note_read(now, rtt);
+  end_read(fin, now, rtt);
+  return static_cast<size_t>(buffer_.read_offset() - before);
 }
 
 bool ReceiveStream::readable() const {

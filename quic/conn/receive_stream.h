@@ -68,9 +68,13 @@ class ReceiveStream {
   // final size has been read. On a reset stream, returns 0 and marks the
   // reset as reported (kResetRead).
   size_t read(std::span<uint8_t> out, bool& fin, Instant now, Duration rtt);
-  // Zero-copy reading: the next contiguous piece, then consume() it.
-  std::span<const uint8_t> peek() const;
-  void consume(size_t n, Instant now, Duration rtt);
+  // Zero-copy reading: peek() is the next contiguous piece in place (it may
+  // end at a block boundary), with `fin` true when reading all of it reads
+  // the stream to its final size. consume(n) then marks up to n of its bytes
+  // read and returns how many; `fin` and a reset's report as read() does.
+  // The piece stays valid until consume() or the next frame.
+  std::span<const uint8_t> peek(bool& fin) const;
+  size_t consume(size_t n, bool& fin, Instant now, Duration rtt);
   // Data readable now, or a FIN / reset not yet reported (false once stopped).
   bool readable() const;
 
@@ -110,7 +114,11 @@ class ReceiveStream {
  private:
   // Applies the final-size checks (RFC 9000 §4.5) for a frame ending at `end`.
   TransportError check_final_size(uint64_t end, bool fin, uint64_t frame_type) const;
-  void note_read(Instant now, Duration rtt);
+  // read() and consume()'s start: false (and reports a reset, once) when
+  // nothing can be read.
+  bool begin_read(bool& fin);
+  // Their end: the window follows the read offset; `fin` once all is read.
+  void end_read(bool& fin, Instant now, Duration rtt);
 
   ReceiveBuffer buffer_;
   ReceiveWindow window_;

@@ -167,6 +167,11 @@ class Endpoint {
   conn::SendResult send(ConnectionHandle handle, uint64_t stream_id, transmit::Chunk chunk,
                         bool fin);
   size_t read(ConnectionHandle handle, uint64_t stream_id, std::span<uint8_t> out, bool& fin);
+  // Zero-copy reading (conn::Connection::peek and consume): the stream's
+  // next contiguous bytes in place, valid until consume() or the next
+  // datagram handed to this endpoint; then consume() what was used.
+  std::span<const uint8_t> peek(ConnectionHandle handle, uint64_t stream_id, bool& fin);
+  size_t consume(ConnectionHandle handle, uint64_t stream_id, size_t n, bool& fin);
   // Where the stream's data goes in its connection's send order
   // (quic/conn/stream_scheduler.h). False without such a stream.
   bool set_stream_priority(ConnectionHandle handle, uint64_t stream_id,

@@ -46,6 +46,21 @@ size_t Endpoint::read(ConnectionHandle handle, uint64_t stream_id, std::span<uin
   return n;
 }
 
+std::span<const uint8_t> Endpoint::peek(ConnectionHandle handle, uint64_t stream_id, bool& fin) {
+  fin = false;
+  Connection* c = connection(handle);
+  return c == nullptr ? std::span<const uint8_t>{} : c->peek(stream_id, fin);
+}
+
+size_t Endpoint::consume(ConnectionHandle handle, uint64_t stream_id, size_t n, bool& fin) {
+  fin = false;
+  Connection* c = connection(handle);
+  if (c == nullptr) return 0;
+  const size_t consumed = c->consume(stream_id, n, fin);
+  after_call(handle);
+  return consumed;
+}
+
 bool Endpoint::set_stream_priority(ConnectionHandle handle, uint64_t stream_id,
                                    const conn::StreamPriority& priority) {
   Connection* c = connection(handle);

@@ -190,17 +190,24 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         break;
       }
       case 3: {
-        const std::span<const uint8_t> piece = stream.peek();
+        bool fin = true;
+        const std::span<const uint8_t> piece = stream.peek(fin);
+        const size_t want = script.u8();
         if (model.reset || model.stopped) {
-          check(piece.empty());
+          check(piece.empty() && !fin);
+          check(stream.consume(want, fin, now, 10 * dpquic::kMillisecond) == 0 && !fin);
+          if (model.reset) model.reset_reported = true;
           break;
         }
         check(piece.size() <= model.contiguous_end - model.read_offset);
         check(piece.empty() == (model.contiguous_end == model.read_offset));
+        check(fin ==
+              (model.all_received() && model.read_offset + piece.size() == model.final_size));
         for (size_t i = 0; i < piece.size(); ++i) check(piece[i] == pattern(model.read_offset + i));
-        const size_t n = std::min<size_t>(piece.size(), script.u8());
-        stream.consume(n, now, 10 * dpquic::kMillisecond);
+        const size_t n = std::min<size_t>(piece.size(), want);
+        check(stream.consume(n, fin, now, 10 * dpquic::kMillisecond) == n);
         model.read_offset += n;
+        check(fin == (model.all_received() && model.read_offset == model.final_size));
         break;
       }
       case 4: {

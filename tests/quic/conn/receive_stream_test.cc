@@ -306,15 +306,50 @@ TEST_F(ReceiveStreamTest, TooManyGapsIsProtocolViolation) {
 TEST_F(ReceiveStreamTest, ZeroCopyPeekAndConsume) {
   ReceiveStream stream(pool_, 1000, 1000);
   accept(stream, 0, 300, true);
-  auto piece = stream.peek();
+  bool fin = true;
+  auto piece = stream.peek(fin);
   ASSERT_EQ(piece.size(), 256u);
   EXPECT_EQ(piece[5], 5);
-  stream.consume(256, 0, kRtt);
-  piece = stream.peek();
+  EXPECT_FALSE(fin);  // the piece ends at a block boundary, before the FIN
+  EXPECT_EQ(stream.consume(256, fin, 0, kRtt), 256u);
+  EXPECT_FALSE(fin);
+  piece = stream.peek(fin);
   ASSERT_EQ(piece.size(), 44u);
-  EXPECT_EQ(piece[0], 0);  // offset 256 of bytes(300, 0) wraps to 0
-  stream.consume(44, 0, kRtt);
+  EXPECT_EQ(piece[0], 0);                              // offset 256 of bytes(300, 0) wraps to 0
+  EXPECT_TRUE(fin);                                    // reading all of it reads the stream
+  EXPECT_EQ(stream.consume(1000, fin, 0, kRtt), 44u);  // clamped to what is there
+  EXPECT_TRUE(fin);
   EXPECT_EQ(stream.state(), ReceiveStreamState::kDataRead);
+  EXPECT_TRUE(stream.finished());
+  EXPECT_TRUE(stream.peek(fin).empty());
+  EXPECT_TRUE(fin);
+}
+
+TEST_F(ReceiveStreamTest, ZeroCopyPartialConsumeKeepsTheRest) {
+  ReceiveStream stream(pool_, 1000, 1000);
+  accept(stream, 0, 100, false);
+  bool fin = true;
+  EXPECT_EQ(stream.consume(30, fin, 0, kRtt), 30u);
+  EXPECT_FALSE(fin);
+  auto piece = stream.peek(fin);
+  ASSERT_EQ(piece.size(), 70u);
+  EXPECT_EQ(piece[0], 30);
+  EXPECT_FALSE(fin);  // no FIN received yet
+  EXPECT_EQ(stream.read_offset(), 30u);
+}
+
+TEST_F(ReceiveStreamTest, ZeroCopyReportsAResetAsReadDoes) {
+  ReceiveStream stream(pool_, 1000, 1000);
+  accept(stream, 0, 100, false);
+  uint64_t newly = 0;
+  ASSERT_TRUE(stream.on_reset_stream(7, 100, newly).ok());
+  bool fin = true;
+  EXPECT_TRUE(stream.peek(fin).empty());
+  EXPECT_FALSE(fin);
+  EXPECT_EQ(stream.state(), ReceiveStreamState::kResetRecvd);
+  EXPECT_EQ(stream.consume(0, fin, 0, kRtt), 0u);
+  EXPECT_FALSE(fin);
+  EXPECT_EQ(stream.state(), ReceiveStreamState::kResetRead);
   EXPECT_TRUE(stream.finished());
 }
 
