@@ -189,10 +189,12 @@ bool PerfServer::on_readable(Record* record) {
   for (;;) {
     // The request's size is read in place; upload bytes after it are
     // consumed unread.
-    const std::span<const uint8_t> piece = endpoint_.peek(record->handle, record->stream_id, fin);
     size_t used = 0;
-    while (used < piece.size() && record->size_bytes_read < record->size_bytes.size()) {
-      record->size_bytes[record->size_bytes_read++] = piece[used++];
+    if (record->size_bytes_read < record->size_bytes.size()) {
+      const std::span<const uint8_t> piece = endpoint_.peek(record->handle, record->stream_id, fin);
+      while (used < piece.size() && record->size_bytes_read < record->size_bytes.size()) {
+        record->size_bytes[record->size_bytes_read++] = piece[used++];
+      }
     }
     const size_t n = endpoint_.consume(record->handle, record->stream_id, SIZE_MAX, fin);
     progressed = progressed || n != 0 || fin;

@@ -9,8 +9,9 @@
 //   packet protection removal, frame parsing, reassembly, ACK tracking) per
 //   data packet; with the second argument 1, handle_datagrams per burst
 //   (one AEAD burst per run of packets);
-// - app_read_cycles_per_packet: the test application reading the bytes out
-//   and checking each one against the generator (not endpoint work);
+// - app_read_cycles_per_packet: the test application reading the bytes in
+//   place (Endpoint::peek and consume) and checking each one against the
+//   generator;
 // - ack_generation_cycles_per_packet: the client's poll_transmit, which
 //   builds and seals its ACK packets, per data packet acknowledged;
 // - receive_path_cycles_per_packet: receive + app_read + ack_generation, the
@@ -30,8 +31,8 @@
 #include <x86intrin.h>
 
 #include <array>
-#include <string>
 #include <optional>
+#include <string>
 
 #include "crypto/mb_manager.h"
 #include "crypto/packet_keys.h"
@@ -59,6 +60,10 @@ struct RawAead {
 
 class RawAeadLoop {
  public:
+  RawAeadLoop() {
+    plaintext_.fill(0x17);
+    packet_.fill(0x40);
+  }
   bool ready() { return bench::derive_bench_keys(mb_, keys_); }
   // Seals and opens one packet; adds the cycles of each.
   void once(uint64_t& seal_cycles, uint64_t& open_cycles) {
@@ -87,20 +92,13 @@ class RawAeadLoop {
   static constexpr size_t kPayload = kSegment - kHeader - crypto::kAeadTagLength;
   crypto::MbManager mb_;
   crypto::PacketKeys keys_;
-  std::array<uint8_t, kPayload> plaintext_ = filled<kPayload>(0x17);
+  std::array<uint8_t, kPayload> plaintext_{};
   std::array<uint8_t, kPayload> opened_{};
-  std::array<uint8_t, kSegment> packet_ = filled<kSegment>(0x40);
+  std::array<uint8_t, kSegment> packet_{};
   std::array<uint8_t, crypto::kAeadTagLength> tag_{};
   struct gcm_context_data context_ {};
   crypto::AeadNonce nonce_{};
   uint64_t packet_number_ = 0;
-
-  template <size_t N>
-  static std::array<uint8_t, N> filled(uint8_t value) {
-    std::array<uint8_t, N> out;
-    out.fill(value);
-    return out;
-  }
 };
 
 // One timed loop: its rdtsc boundaries, the allocation window and the
