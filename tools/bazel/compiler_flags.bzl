@@ -31,12 +31,20 @@ def _with_copts(kwargs):
     return kwargs
 
 def dpquic_cc_library(**kwargs):
+    # Static only: `bazel test //...` builds every library as a target, and a
+    # library that may also link dynamically is compiled twice, as PIC objects
+    # for its shared object and as non-PIC ones for its archive. Everything
+    # links statically (below), so the shared objects were never used.
+    kwargs.setdefault("linkstatic", True)
     cc_library(**_with_copts(kwargs))
 
 def dpquic_cc_binary(**kwargs):
     cc_binary(**_with_copts(kwargs))
 
 def dpquic_cc_test(**kwargs):
+    # Tests link statically, as binaries do: Bazel's default for a test links
+    # its libraries as shared objects, from PIC objects no binary uses.
+    kwargs.setdefault("linkstatic", True)
     cc_test(**_with_copts(kwargs))
 
 def dpquic_fuzz_target(name, srcs, corpus, deps = [], **kwargs):
