@@ -31,10 +31,8 @@ def _with_copts(kwargs):
     return kwargs
 
 def dpquic_cc_library(**kwargs):
-    # Static only: `bazel test //...` builds every library as a target, and a
-    # library that may also link dynamically is compiled twice, as PIC objects
-    # for its shared object and as non-PIC ones for its archive. Everything
-    # links statically (below), so the shared objects were never used.
+    # Static only: no shared object beside the archive. Binaries and tests
+    # link our libraries statically, so nothing would load it.
     kwargs.setdefault("linkstatic", True)
     cc_library(**_with_copts(kwargs))
 
