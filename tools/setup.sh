@@ -36,6 +36,8 @@ packages=(
   prometheus
   # Benchmark charts (tools/bench/charts.py).
   gnuplot-nox
+  # Profiles of the server during handshakes (tools/bench/handshake_profile.py).
+  linux-perf
   # The HTTP/3 file server's MIME map (/etc/mime.types).
   media-types
   # The browser test: headless Chromium driven over the DevTools protocol

@@ -77,10 +77,12 @@ def server_command(dataplane, port):
         dataplane, port, extra=bench_common.handshake_server_flags(CONNECTIONS)))
 
 
-def load(ctx, section, label, server_cmd, port, stop_signal, ready_text, duration, extra=()):
+def load(ctx, section, label, server_cmd, port, stop_signal, ready_text, duration, extra=(),
+         profiler=None):
     """One quicload --handshake-only run (plus `extra` flags) against a fresh
     server: its JSON, with the server's CPU seconds during the run as
-    "server_cpu_seconds"."""
+    "server_cpu_seconds". A `profiler` (handshake_profile.Profiler) records
+    the server while the client runs."""
     json_path = ctx.path("handshakes.json")
     if os.path.exists(json_path):
         os.unlink(json_path)
@@ -93,7 +95,13 @@ def load(ctx, section, label, server_cmd, port, stop_signal, ready_text, duratio
     server = start_server(server_cmd, ctx.path("handshake-server.log"), ready_text)
     try:
         cpu_before = cpu_seconds(server.process.pid)
-        result = bench_common.run_bounded(client_cmd, timeout=duration + 60)
+        if profiler:
+            profiler.start(server.process.pid)
+        try:
+            result = bench_common.run_bounded(client_cmd, timeout=duration + 60)
+        finally:
+            if profiler:
+                profiler.stop()
         cpu_after = cpu_seconds(server.process.pid)
     finally:
         server.stop(stop_signal)

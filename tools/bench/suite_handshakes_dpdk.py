@@ -256,11 +256,12 @@ def _remove_runtime_dirs(tag):
             pass
 
 
-def load(ctx, section, config, duration, window, run_index):
+def load(ctx, section, config, duration, window, run_index, profiler=None):
     """One quicload --handshake-only run over memif against a fresh DPDK
     server: quicload's JSON plus window_figures(): the steady window's
     handshakes, the server's worker lcore CPU seconds, and its busy and poll
-    seconds (the shard's counters) in it."""
+    seconds (the shard's counters) in it. A `profiler`
+    (handshake_profile.Profiler) records the server during the window."""
     tag = "%d-%d-%d" % (os.getpid(), run_index, CONFIGS.index(config))
     json_path = ctx.path("handshakes-dpdk.json")
     if os.path.exists(json_path):
@@ -295,7 +296,13 @@ def load(ctx, section, config, duration, window, run_index):
         if not first or not first[0]:
             raise RuntimeError("%s: no handshake completed in %.1f s: %s" % (
                 config, time.monotonic() - start, client.log_text().strip()[-300:]))
-        time.sleep(window)
+        if profiler:
+            profiler.start(server.pid)
+        try:
+            time.sleep(window)
+        finally:
+            if profiler:
+                profiler.stop()
         last = _sample(server.pid, tids, metrics_port)
         deadline = time.monotonic() + duration + 60
         while client.running() and time.monotonic() < deadline:
