@@ -17,8 +17,9 @@ one class by its stack:
   engine                everything else: our code, mimalloc, libc, nghttp3,
                         ipsec-mb, the memif PMD
 
-On DPDK the worker lcore polls without sleeping, so its samples include
-idle spins: the shares divide by its busy time in the recorded window
+On DPDK only the worker lcore's thread is recorded, during the suite's
+steady window. It polls without sleeping, so its samples include idle
+spins: the shares divide by its busy time in that window
 (dpquic_dpdk_busy_seconds_total), and the idle samples are taken out of
 the engine.
 
@@ -123,11 +124,11 @@ def shares(counts, busy_fraction=None):
         raise ProfileError("perf recorded no sample of the server")
     busy = float(total) if busy_fraction is None else total * busy_fraction
     idle = total - busy
-    if idle > counts[ENGINE]:
+    if idle > counts.get(ENGINE, 0):
         raise ProfileError("the busy fraction %.2f leaves fewer engine samples than idle ones"
                            % busy_fraction)
-    result = {c: counts[c] / busy for c in CLASSES}
-    result[ENGINE] = (counts[ENGINE] - idle) / busy
+    result = {c: counts.get(c, 0) / busy for c in CLASSES}
+    result[ENGINE] = (counts.get(ENGINE, 0) - idle) / busy
     return result
 
 
@@ -151,11 +152,13 @@ class Profiler:
         self._process = None
         self._log = None
 
-    def start(self, pid):
+    def start(self, pid, threads=None):
+        """Records process `pid`, or only its `threads` (TIDs) when given."""
+        target = ["-t", ",".join(str(t) for t in threads)] if threads else ["-p", str(pid)]
         self._log = open(self.data_path + ".log", "w", encoding="utf-8")
         self._process = subprocess.Popen(
             ["perf", "record", "-q", "-F", str(self.frequency), "--call-graph", "dwarf,16384",
-             "-o", self.data_path, "-p", str(pid)],
+             "-o", self.data_path] + target,
             stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT,
             start_new_session=True)
 

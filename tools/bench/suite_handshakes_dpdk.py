@@ -261,7 +261,7 @@ def load(ctx, section, config, duration, window, run_index, profiler=None):
     server: quicload's JSON plus window_figures(): the steady window's
     handshakes, the server's worker lcore CPU seconds, and its busy and poll
     seconds (the shard's counters) in it. A `profiler`
-    (handshake_profile.Profiler) records the server during the window."""
+    (handshake_profile.Profiler) records the worker lcore during the window."""
     tag = "%d-%d-%d" % (os.getpid(), run_index, CONFIGS.index(config))
     json_path = ctx.path("handshakes-dpdk.json")
     if os.path.exists(json_path):
@@ -297,7 +297,7 @@ def load(ctx, section, config, duration, window, run_index, profiler=None):
             raise RuntimeError("%s: no handshake completed in %.1f s: %s" % (
                 config, time.monotonic() - start, client.log_text().strip()[-300:]))
         if profiler:
-            profiler.start(server.pid)
+            profiler.start(server.pid, tids)
         try:
             time.sleep(window)
         finally:

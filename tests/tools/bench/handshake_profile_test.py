@@ -78,6 +78,11 @@ class SharesTest(unittest.TestCase):
         self.assertAlmostEqual(share[hp.ENGINE], 25 / 80)
         self.assertAlmostEqual(sum(share.values()), 1.0)
 
+    def test_classes_without_samples_count_zero(self):
+        share = hp.shares({hp.LIMIT: 3, hp.ENGINE: 1})
+        self.assertEqual(share[hp.KERNEL], 0)
+        self.assertAlmostEqual(share[hp.LIMIT], 0.75)
+
     def test_impossible_busy_fraction_and_no_samples(self):
         with self.assertRaises(hp.ProfileError):
             hp.shares(self.COUNTS, busy_fraction=0.5)
