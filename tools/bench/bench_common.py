@@ -278,6 +278,14 @@ class BackgroundProcess:
         return False
 
 
+def exit_on_sigterm():
+    """SIGTERM raises SystemExit, so a standalone benchmark's `finally` blocks
+    and context managers stop every process it started."""
+    def stop(signum, _frame):
+        raise SystemExit(128 + signum)
+    signal.signal(signal.SIGTERM, stop)
+
+
 class ServerError(RuntimeError):
     """A server, a client or a tool of a run failed; the message says which and why."""
 

@@ -36,7 +36,6 @@ import argparse
 import os
 import shlex
 import shutil
-import signal
 import sys
 import tempfile
 
@@ -243,9 +242,7 @@ def main(argv=None):
     if not os.access(args.dataplane, os.X_OK):
         parser.error("no server binary at %s: bazel build -c opt //dataplane" % args.dataplane)
 
-    def stop(signum, _frame):
-        raise SystemExit(128 + signum)
-    signal.signal(signal.SIGTERM, stop)
+    bench_common.exit_on_sigterm()
 
     command = " ".join(shlex.quote(a) for a in [os.path.relpath(sys.argv[0])] + sys.argv[1:])
     try:

@@ -26,8 +26,6 @@ gtlsserver) and openssl, which tools/setup.sh installs.
 
 import argparse
 import os
-import shutil
-import signal
 import sys
 import tempfile
 
@@ -166,20 +164,11 @@ def parse_args(argv):
 
 def main(argv=None):
     args = parse_args(argv)
-    roots = suite_context.candidate_roots(os.environ, __file__)
-    binaries = {"dataplane": suite_context.locate("dataplane/dataplane", roots),
-                "impair": suite_context.locate("tools/impair/impair", roots)}
-    for name, path in binaries.items():
-        if path is None:
-            sys.exit("cc_bench: %s not built: bazel build -c opt //dataplane //tools/impair" % name)
-        # Past bazel-bin, which a later build of another configuration moves.
-        binaries[name] = os.path.realpath(path)
-    for tool in ("gtlsserver", "gtlsclient", "openssl", "taskset"):
-        if not shutil.which(tool):
-            sys.exit("cc_bench: %s not found on PATH (tools/setup.sh installs it)" % tool)
-    def stop(signum, _frame):
-        raise SystemExit(128 + signum)  # so every process started is stopped
-    signal.signal(signal.SIGTERM, stop)
+    binaries = suite_context.standalone_binaries(
+        "cc_bench", {"dataplane": "dataplane/dataplane", "impair": "tools/impair/impair"},
+        __file__, "bazel build -c opt //dataplane //tools/impair")
+    suite_context.require_tools("cc_bench", ("gtlsserver", "gtlsclient", "openssl", "taskset"))
+    bench_common.exit_on_sigterm()
     try:
         results = measure(args.servers, args.losses, args.runs, args.size, binaries,
                           args.timeout, lambda text: print(text, file=sys.stderr, flush=True))

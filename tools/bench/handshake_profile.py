@@ -73,7 +73,7 @@ def parse_frame(line):
         return None
     dso = words[-1]
     if dso.startswith("(") and dso.endswith(")"):
-        dso = os.path.basename(dso[1:-1]) if dso != "([kernel.kallsyms])" else KERNEL_DSO
+        dso = os.path.basename(dso[1:-1])  # [kernel.kallsyms] has no directory
         symbol = " ".join(words[1:-1])
     else:
         dso, symbol = "", " ".join(words[1:])
@@ -273,24 +273,14 @@ def parse_args(argv):
 
 def main(argv=None):
     args = parse_args(argv)
-    roots = suite_context.candidate_roots(os.environ, __file__)
-    binaries = {}
-    for name in ("dataplane", "quicload"):
-        path = suite_context.locate(suite_context.BINARIES[name], roots)
-        if path is None:
-            sys.exit("handshake_profile: %s not built: bazel build -c opt //dataplane "
-                     "//tools/quicload" % name)
-        binaries[name] = os.path.realpath(path)
-    for tool in ("perf", "taskset"):
-        if not shutil.which(tool):
-            sys.exit("handshake_profile: %s not found on PATH (tools/setup.sh installs it)"
-                     % tool)
+    binaries = suite_context.standalone_binaries(
+        "handshake_profile", {name: suite_context.BINARIES[name]
+                              for name in ("dataplane", "quicload")},
+        __file__, "bazel build -c opt //dataplane //tools/quicload")
+    suite_context.require_tools("handshake_profile", ("perf", "taskset"))
     if os.geteuid() != 0:
         sys.exit("handshake_profile: needs root (perf attaches to the server)")
-
-    def stop(signum, _frame):
-        raise SystemExit(128 + signum)  # so every process started is stopped
-    signal.signal(signal.SIGTERM, stop)
+    bench_common.exit_on_sigterm()
     work = tempfile.mkdtemp(prefix="dpquic-handshake-profile-")
     try:
         ctx = suite_context.Context(binaries, work, runs=1,

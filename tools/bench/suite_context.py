@@ -11,6 +11,7 @@ import os
 import shlex
 import shutil
 import signal
+import sys
 import time
 
 import bench_common
@@ -73,6 +74,28 @@ def locate(relative, roots):
 def locate_binaries(roots, names=BINARIES):
     """{name: absolute path or None}."""
     return {name: locate(relative, roots) for name, relative in names.items()}
+
+
+def standalone_binaries(prog, relatives, script_path, hint):
+    """{name: real path} of `relatives` ({name: path below bazel-bin}) for the
+    standalone benchmark `prog`, or exit with a one-line `hint` (the build
+    command) naming the first one not built."""
+    roots = candidate_roots(os.environ, script_path)
+    found = {}
+    for name, relative in relatives.items():
+        path = locate(relative, roots)
+        if path is None:
+            sys.exit("%s: %s not built: %s" % (prog, name, hint))
+        # Past bazel-bin, which a later build of another configuration moves.
+        found[name] = os.path.realpath(path)
+    return found
+
+
+def require_tools(prog, tools):
+    """Exit with a one-line message naming the first of `tools` not on PATH."""
+    for tool in tools:
+        if not shutil.which(tool):
+            sys.exit("%s: %s not found on PATH (tools/setup.sh installs it)" % (prog, tool))
 
 
 def output_workspace(environ, script_path):
