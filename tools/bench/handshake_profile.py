@@ -40,6 +40,7 @@ pair, is bounded in time, and is stopped by its PID.
 
 import argparse
 import collections
+import contextlib
 import os
 import shutil
 import signal
@@ -144,39 +145,41 @@ def needs(share, ratio, target):
 
 
 class Profiler:
-    """perf record of one process, from start(pid) to stop()."""
+    """perf record of one process while recording() is entered."""
 
     def __init__(self, data_path, frequency):
         self.data_path = data_path
         self.frequency = frequency
-        self._process = None
-        self._log = None
 
-    def start(self, pid, threads=None):
-        """Records process `pid`, or only its `threads` (TIDs) when given."""
+    @contextlib.contextmanager
+    def recording(self, pid, threads=None):
+        """Records process `pid`, or only its `threads` (TIDs) when given,
+        until the block ends."""
         target = ["-t", ",".join(str(t) for t in threads)] if threads else ["-p", str(pid)]
-        self._log = open(self.data_path + ".log", "w", encoding="utf-8")
-        self._process = subprocess.Popen(
-            ["perf", "record", "-q", "-F", str(self.frequency), "--call-graph", "dwarf,16384",
-             "-o", self.data_path] + target,
-            stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT,
-            start_new_session=True)
-
-    def stop(self):
-        if self._process is None:
-            return
-        if self._process.poll() is None:
-            self._process.send_signal(signal.SIGINT)
-        try:
-            code = self._process.wait(timeout=120)
-        except subprocess.TimeoutExpired:
-            self._process.kill()
-            code = self._process.wait()
-        self._log.close()
-        self._process = None
+        with open(self.data_path + ".log", "w", encoding="utf-8") as log:
+            process = subprocess.Popen(
+                ["perf", "record", "-q", "-F", str(self.frequency), "--call-graph",
+                 "dwarf,16384", "-o", self.data_path] + target,
+                stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                start_new_session=True)
+            try:
+                yield
+            finally:
+                code = self._stop(process)
         if code not in (0, -signal.SIGINT, 128 + signal.SIGINT):
             raise ProfileError("perf record exited %d: %s" % (
                 code, bench_common.read_text(self.data_path + ".log").strip()[-300:]))
+
+    @staticmethod
+    def _stop(process):
+        """SIGINT (perf writes its data and exits), then its exit code."""
+        if process.poll() is None:
+            process.send_signal(signal.SIGINT)
+        try:
+            return process.wait(timeout=120)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            return process.wait()
 
 
 def script_counts(data_path, timeout):

@@ -22,6 +22,7 @@ resumed handshakes per second of the server's worker lcore CPU time and per
 busy second of it, the figure their targets are judged on
 (suite_handshakes_dpdk)."""
 
+import contextlib
 import json
 import os
 import shutil
@@ -95,13 +96,8 @@ def load(ctx, section, label, server_cmd, port, stop_signal, ready_text, duratio
     server = start_server(server_cmd, ctx.path("handshake-server.log"), ready_text)
     try:
         cpu_before = cpu_seconds(server.process.pid)
-        if profiler:
-            profiler.start(server.process.pid)
-        try:
+        with profiler.recording(server.process.pid) if profiler else contextlib.nullcontext():
             result = bench_common.run_bounded(client_cmd, timeout=duration + 60)
-        finally:
-            if profiler:
-                profiler.stop()
         cpu_after = cpu_seconds(server.process.pid)
     finally:
         server.stop(stop_signal)

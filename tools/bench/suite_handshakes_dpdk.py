@@ -31,6 +31,7 @@ Skipped, with the reason, when the memif PMD or enough free hugepages are
 missing (hugepages are reserved first when none are and we are root:
 suite_dpdk.prepare_hugepages)."""
 
+import contextlib
 import json
 import os
 import re
@@ -296,13 +297,8 @@ def load(ctx, section, config, duration, window, run_index, profiler=None):
         if not first or not first[0]:
             raise RuntimeError("%s: no handshake completed in %.1f s: %s" % (
                 config, time.monotonic() - start, client.log_text().strip()[-300:]))
-        if profiler:
-            profiler.start(server.pid, tids)
-        try:
+        with profiler.recording(server.pid, tids) if profiler else contextlib.nullcontext():
             time.sleep(window)
-        finally:
-            if profiler:
-                profiler.stop()
         last = _sample(server.pid, tids, metrics_port)
         deadline = time.monotonic() + duration + 60
         while client.running() and time.monotonic() < deadline:
